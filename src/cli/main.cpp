@@ -1,0 +1,2 @@
+#include <iostream>
+int main() { std::cout << "witness\n"; return 0; }

@@ -1,0 +1,55 @@
+// Concrete, batched evaluation of a Model and its decision rule, in double (default) or float32
+// (to match frameworks that run in single precision).
+//
+//   witness::Evaluator<double> ev(model);
+//   Eigen::MatrixXd x(model.input_width(), 2);   // one column per row of data
+//   x << ...;
+//   witness::Evaluation r = ev.run(x);           // r.outputs: [output width][2], r.labels: 2 labels
+//
+// An Evaluator keeps scratch buffers; use one per thread.
+#pragma once
+
+#include <Eigen/Dense>
+#include <vector>
+
+#include "model/model.h"
+
+namespace witness {
+
+enum class Precision : std::uint8_t { Float64, Float32 };
+
+struct Evaluation {
+  Eigen::MatrixXd outputs;       // [output width][batch]
+  Eigen::MatrixXd decision;      // values the decision rule reads: [rule node width][batch]
+  std::vector<int> labels;       // one per column
+};
+
+template <typename T>
+class Evaluator {
+ public:
+  using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
+
+  explicit Evaluator(const Model& model);
+  // x: [input width][batch]. Throws InputError if the width is wrong.
+  Evaluation run(const Eigen::MatrixXd& x);
+  // Labels only (no copies of the outputs): the hot path for sampling.
+  void labels(const Eigen::MatrixXd& x, std::vector<int>& out);
+
+ private:
+  void forward(const Eigen::MatrixXd& x);
+  [[nodiscard]] int label_of(Eigen::Index col) const;
+
+  const Model& model_;
+  std::vector<Matrix> dense_weights_;  // cast once to T
+  std::vector<Matrix> dense_bias_;
+  std::vector<Matrix> values_;         // per node, [width][batch]
+  std::vector<bool> needed_;           // nodes the output or the rule depends on
+};
+
+extern template class Evaluator<double>;
+extern template class Evaluator<float>;
+
+// Evaluates in the requested precision.
+Evaluation evaluate(const Model& model, const Eigen::MatrixXd& x, Precision precision = Precision::Float64);
+
+}  // namespace witness

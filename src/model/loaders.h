@@ -1,0 +1,38 @@
+// Loading and saving models. load_model() picks the loader from the file's extension and, when the
+// extension says nothing, from its first bytes:
+//
+//   witness::Model m = witness::load_model("benchmarks/fairify/models/adult/AC1.h5");
+//   witness::save_onnx(m, "AC1.onnx");          // the same network as a standard ONNX graph
+//   witness::Model back = witness::load_model("AC1.onnx");
+//
+// Every loader throws InputError (exit code 2) naming the file, the layer or node and what was
+// expected, and UnsupportedError for well-formed files that use what witness does not support.
+#pragma once
+
+#include <string>
+
+#include "model/model.h"
+
+namespace witness {
+
+Model load_model(const std::string& path);
+
+Model load_mlp_json(const std::string& path);   // mlp-json-v1 (Fairify networks as JSON)
+Model load_keras_h5(const std::string& path);   // Keras Sequential .h5 (Dense layers)
+Model load_onnx(const std::string& path);       // ONNX, with ai.onnx.ml trees and linear classifiers
+
+// Parses mlp-json-v1 text; `path` is only used in messages.
+Model parse_mlp_json(const std::string& text, const std::string& path);
+// Parses ONNX bytes; `path` is only used in messages.
+Model parse_onnx(const std::string& bytes, const std::string& path);
+
+// Writes a model as ONNX (opset 13, ai.onnx.ml 3); throws UnsupportedError for ops ONNX cannot
+// express directly.
+void save_onnx(const Model& model, const std::string& path);
+// Writes a model made only of Dense and activation layers as mlp-json-v1.
+void save_mlp_json(const Model& model, const std::string& path);
+
+// Reads a whole file; throws InputError naming it if it cannot be read.
+std::string read_file(const std::string& path);
+
+}  // namespace witness
