@@ -1,2 +1,38 @@
+// witness: interrogates decision models. Exit codes (DESIGN.md): 0 verified/ok, 10 witness,
+// 20 inconclusive, 1 runtime error, 2 usage or input error.
 #include <iostream>
-int main() { std::cout << "witness\n"; return 0; }
+
+#include "cli/cli.h"
+#include "core/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app("witness: find unfairness witnesses in decision models, or prove there are none", "witness");
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "witness 0.1.0");
+  witness::cli::add_info_command(app);
+  witness::cli::add_predict_command(app);
+  witness::cli::add_bias_command(app);
+  witness::cli::add_schema_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "error: " << e.what() << "\n(run 'witness --help' or 'witness <command> --help')\n";
+    return 2;
+  } catch (const witness::Error& e) {
+    std::cerr << "error: " << e.what() << '\n';
+    return e.exit_code();
+  } catch (const std::bad_alloc&) {
+    std::cerr << "error: out of memory\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "error: internal: " << e.what() << '\n';
+    return 1;
+  }
+  return 0;
+}

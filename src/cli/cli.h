@@ -1,0 +1,36 @@
+// Shared pieces of the witness subcommands (src/cli/*.cpp). Each subcommand file defines one
+// `add_<name>_command(CLI::App&)` that registers its flags and its callback.
+//
+//   CLI::App app("witness");
+//   witness::cli::add_info_command(app);
+//   app.parse(argc, argv);                   // the callback runs and may throw witness::Error
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/env.h"
+#include "model/model.h"
+
+namespace witness::cli {
+
+void add_info_command(CLI::App& app);
+void add_predict_command(CLI::App& app);
+void add_bias_command(CLI::App& app);
+void add_schema_command(CLI::App& app);
+
+// Adds the flags of option_table() (--seed, --threads, --time-limit, --verbose) to a subcommand;
+// the values land in env.options when the subcommand runs.
+void add_env_options(CLI::App& cmd, Env& env, std::map<std::string, std::string>& raw);
+void apply_env_options(Env& env, const std::map<std::string, std::string>& raw);
+
+// Splits "a,b,c" into its parts, dropping empty ones.
+std::vector<std::string> split_list(const std::string& text);
+// Prints a JSON document on stdout (the only thing on stdout with --json).
+void print_json(const nlohmann::json& doc);
+// Number of parameters (weights, biases, table entries, tree leaves) in a model.
+long long count_parameters(const Model& m);
+
+}  // namespace witness::cli

@@ -1,0 +1,49 @@
+#include <iostream>
+
+#include "cli/cli.h"
+#include "core/error.h"
+
+namespace witness::cli {
+
+void add_env_options(CLI::App& cmd, Env& /*env*/, std::map<std::string, std::string>& raw) {
+  for (const OptionSpec& s : option_table()) {
+    cmd.add_option("--" + s.name, raw[s.name], s.help + " [default " + s.fallback + "]");
+  }
+}
+
+void apply_env_options(Env& env, const std::map<std::string, std::string>& raw) {
+  for (const auto& [name, value] : raw) {
+    if (!value.empty()) env.options.set(name, value);
+  }
+  env.start();
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : text + ",") {
+    if (c == ',') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else if (c != ' ') {
+      cur += c;
+    }
+  }
+  return out;
+}
+
+void print_json(const nlohmann::json& doc) { std::cout << doc.dump(2) << '\n'; }
+
+long long count_parameters(const Model& m) {
+  long long n = 0;
+  for (const Node& nd : m.nodes) {
+    n += static_cast<long long>(nd.weights.size());
+    if (nd.op == OpKind::Dense) n += static_cast<long long>(nd.values.size());
+    if (nd.trees) {
+      for (const auto& t : nd.trees->trees) n += static_cast<long long>(t.nodes.size() + t.leaves.size());
+    }
+  }
+  return n;
+}
+
+}  // namespace witness::cli

@@ -1,0 +1,78 @@
+#include "core/options.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+#include <thread>
+
+#include "core/error.h"
+
+namespace witness {
+
+const std::vector<OptionSpec>& option_table() {
+  using T = OptionSpec::Type;
+  static const std::vector<OptionSpec> table = {
+      {"seed", T::Int, "1", 0, 9.0e15, "random seed; the same seed gives the same result"},
+      {"threads", T::Int, "0", 0, 1024, "worker threads (0 = all cores)"},
+      {"time-limit", T::Real, "0", 0, 1.0e9, "wall-clock limit in seconds (0 = none)"},
+      {"verbose", T::Int, "0", 0, 3, "log detail on stderr (0 = errors only)"},
+  };
+  return table;
+}
+
+Options::Options() {
+  for (const OptionSpec& s : option_table()) values_[s.name] = s.fallback;
+}
+
+const OptionSpec& Options::spec(const std::string& name) const {
+  for (const OptionSpec& s : option_table()) {
+    if (s.name == name) return s;
+  }
+  throw InternalError("unknown option '" + name + "'");
+}
+
+void Options::set(const std::string& name, const std::string& value) {
+  const OptionSpec& s = spec(name);
+  if (s.type == OptionSpec::Type::Int || s.type == OptionSpec::Type::Real) {
+    std::size_t used = 0;
+    double v = std::numeric_limits<double>::quiet_NaN();
+    try {
+      v = std::stod(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != value.size() || !std::isfinite(v) || (s.type == OptionSpec::Type::Int && v != std::floor(v))) {
+      throw InputError(fmt::format("--{}: expected {}, got '{}'", name,
+                                   s.type == OptionSpec::Type::Int ? "an integer" : "a number", value));
+    }
+    if (v < s.min || v > s.max) {
+      throw InputError(fmt::format("--{}: {} is outside [{}, {}]", name, value, s.min, s.max));
+    }
+  } else if (s.type == OptionSpec::Type::Bool && value != "true" && value != "false") {
+    throw InputError(fmt::format("--{}: expected true or false, got '{}'", name, value));
+  }
+  values_[name] = value;
+}
+
+long long Options::get_int(const std::string& name) const {
+  (void)spec(name);  // throws for unknown names
+  return static_cast<long long>(std::stod(values_.at(name)));
+}
+
+double Options::get_real(const std::string& name) const {
+  (void)spec(name);  // throws for unknown names
+  return std::stod(values_.at(name));
+}
+
+bool Options::get_bool(const std::string& name) const {
+  (void)spec(name);  // throws for unknown names
+  return values_.at(name) == "true";
+}
+
+const std::string& Options::get_string(const std::string& name) const {
+  (void)spec(name);  // throws for unknown names
+  return values_.at(name);
+}
+
+}  // namespace witness
