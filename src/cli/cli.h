@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/env.h"
+#include "domain/schema.h"
 #include "model/model.h"
 
 namespace witness::cli {
@@ -23,8 +24,13 @@ void add_schema_command(CLI::App& app);
 
 // Adds the flags of option_table() (--seed, --threads, --time-limit, --verbose) to a subcommand;
 // the values land in env.options when the subcommand runs.
-void add_env_options(CLI::App& cmd, Env& env, std::map<std::string, std::string>& raw);
+void add_env_options(CLI::App& cmd, std::map<std::string, std::string>& raw);
 void apply_env_options(Env& env, const std::map<std::string, std::string>& raw);
+
+// Loads a schema (with the named box, if any) and checks that it describes the model's inputs.
+Schema load_schema_for(const Model& model, const std::string& path, const std::string& box);
+// Display name of a label: the model's class label if it has them, else the index.
+std::string label_name(const Model& model, int label);
 
 // Splits "a,b,c" into its parts, dropping empty ones.
 std::vector<std::string> split_list(const std::string& text);

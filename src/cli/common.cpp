@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include <iostream>
 
 #include "cli/cli.h"
@@ -5,7 +7,7 @@
 
 namespace witness::cli {
 
-void add_env_options(CLI::App& cmd, Env& /*env*/, std::map<std::string, std::string>& raw) {
+void add_env_options(CLI::App& cmd, std::map<std::string, std::string>& raw) {
   for (const OptionSpec& s : option_table()) {
     cmd.add_option("--" + s.name, raw[s.name], s.help + " [default " + s.fallback + "]");
   }
@@ -16,6 +18,23 @@ void apply_env_options(Env& env, const std::map<std::string, std::string>& raw) 
     if (!value.empty()) env.options.set(name, value);
   }
   env.start();
+}
+
+Schema load_schema_for(const Model& model, const std::string& path, const std::string& box) {
+  Schema schema = load_schema(path);
+  if (!box.empty()) schema = schema.with_box(box);
+  if (schema.model_width() != model.input_width()) {
+    throw InputError(path, "",
+                     fmt::format("the schema describes {} model inputs, but {} takes {}", schema.model_width(),
+                                 model.source, model.input_width()));
+  }
+  return schema;
+}
+
+std::string label_name(const Model& model, int label) {
+  const auto& names = model.rule.class_labels;
+  if (label >= 0 && static_cast<std::size_t>(label) < names.size()) return names[static_cast<std::size_t>(label)];
+  return std::to_string(label);
 }
 
 std::vector<std::string> split_list(const std::string& text) {

@@ -1,0 +1,50 @@
+// Sampled Bias% (PyFair section 5, footnote 2, after AEQUITAS): the share of inputs whose label
+// changes when their protected values are changed to another valid combination, with a 95%
+// Wilson confidence interval.
+//
+//   witness::BiasOptions o;
+//   o.samples = 100000;                              // uniform random in-domain inputs
+//   witness::BiasEstimate b = witness::estimate_bias(model, schema, {schema.feature_index("sex")}, o);
+//   fmt::print("{:.2f}% [{:.2f}, {:.2f}]\n", 100 * b.rate, 100 * b.ci_low, 100 * b.ci_high);
+//
+// The estimate depends only on the seed, not on the thread count.
+#pragma once
+
+#include <Eigen/Dense>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "domain/schema.h"
+#include "model/model.h"
+
+namespace witness {
+
+struct BiasOptions {
+  long long samples = 10000;
+  std::uint64_t seed = 1;
+  unsigned threads = 1;
+  // Draw inputs from these raw rows (columns, [schema size][n]) instead of uniformly from the
+  // schema's domain: PyFair's way, which measures bias on the data manifold.
+  const Eigen::MatrixXd* rows = nullptr;
+};
+
+struct BiasEstimate {
+  long long samples = 0;
+  long long discriminatory = 0;  // inputs whose label changed
+  double rate = 0.0;
+  double ci_low = 0.0;           // 95% Wilson score interval
+  double ci_high = 0.0;
+  // The first discriminatory pair found (raw values), if any.
+  std::optional<std::pair<Eigen::VectorXd, Eigen::VectorXd>> example;
+};
+
+// Throws InputError when the schema's model width differs from the model's input width or when a
+// protected feature has a single value.
+BiasEstimate estimate_bias(const Model& model, const Schema& schema, const std::vector<int>& protected_features,
+                           const BiasOptions& options);
+
+// 95% Wilson score interval for k successes in n trials.
+std::pair<double, double> wilson_interval(long long k, long long n);
+
+}  // namespace witness

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Every malformed input gives exactly one `error:` line naming the file, and exit code 2;
+# never a crash (exit >= 128) or a hang (each run is bounded by `timeout`).
+# Usage: bad_input.sh WITNESS_EXE SOURCE_DIR
+set -u
+W=$1
+SRC=$2
+B=$SRC/benchmarks/fairify
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+passes=0
+
+# expect_input_error NAME NEEDLE CMD...: exit 2, stderr has one error: line containing NEEDLE.
+expect_input_error() {
+  local name=$1 needle=$2
+  shift 2
+  local err rc
+  err=$(timeout 60 "$@" 2>&1 >/dev/null)
+  rc=$?
+  local lines
+  lines=$(printf '%s\n' "$err" | grep -c '^error:')
+  if [[ $rc -ne 2 || $lines -ne 1 || "$err" != *"$needle"* ]]; then
+    echo "FAIL $name: rc=$rc (want 2), error lines=$lines, stderr:"
+    printf '%s\n' "$err" | head -5
+    fails=$((fails + 1))
+  else
+    passes=$((passes + 1))
+  fi
+}
+
+# --- models ---------------------------------------------------------------------------------
+head -c 1000 "$B/models/adult/AC1.h5" >"$T/trunc.h5"
+head -c $(($(stat -c %s "$B/models/adult/AC1.h5") / 2)) "$B/models/adult/AC1.h5" >"$T/half.h5"
+head -c 3000 /dev/urandom >"$T/random.h5"
+: >"$T/empty.h5"
+head -c 500 "$B/models/adult/AC1.json" >"$T/trunc.json"
+sed 's/"bias": \[/"bias": [NaN, /' "$B/models/adult/AC1.json" >"$T/nan.json"
+/usr/bin/python3 - "$B/models/adult/AC1.json" "$T" <<'PY' 2>/dev/null || true
+import json, sys
+m = json.load(open(sys.argv[1])); t = sys.argv[2]
+a = json.loads(json.dumps(m)); a["layers"][1]["weights"][0] = a["layers"][1]["weights"][0][:-1]
+json.dump(a, open(t + "/shape.json", "w"))
+b = json.loads(json.dumps(m)); b["layers"][0]["bias"][3] = 1e999
+open(t + "/inf.json", "w").write(json.dumps(b).replace("Infinity", "1e999"))
+c = json.loads(json.dumps(m)); c["format"] = "mlp-json-v9"
+json.dump(c, open(t + "/format.json", "w"))
+d = json.loads(json.dumps(m)); d["layers"][0]["activation"] = "swish"
+json.dump(d, open(t + "/act.json", "w"))
+PY
+head -c 200 /dev/urandom >"$T/random.onnx"
+for f in trunc.h5 half.h5 random.h5 empty.h5 trunc.json nan.json shape.json inf.json format.json act.json random.onnx; do
+  expect_input_error "info $f" "$T/$f" "$W" info "$T/$f"
+done
+expect_input_error "missing model" "$T/nope.h5" "$W" info "$T/nope.h5"
+for f in "$SRC"/tests/fixtures/onnx/{unsupported_op,bad_shape,nan_weight,truncated,garbage}.onnx; do
+  [[ -f $f ]] && expect_input_error "info $(basename "$f")" "$f" "$W" info "$f"
+done
+
+# --- schemas --------------------------------------------------------------------------------
+printf 'name = "x"\n[[feature]\nname = "a"\n' >"$T/syntax.toml"
+printf '[[feature]]\nname = "a"\nkind = "complex"\n' >"$T/kind.toml"
+printf '[[feature]]\nname = "a"\nkind = "integer"\nmin = 5\nmax = 1\n' >"$T/range.toml"
+: >"$T/empty.toml"
+for f in syntax kind range empty; do
+  expect_input_error "schema $f" "$T/$f.toml" "$W" predict "$B/models/adult/AC1.json" "$B/data/adult.csv" --schema "$T/$f.toml"
+done
+# a schema whose width does not match the model
+expect_input_error "schema width" "german.toml" "$W" predict "$B/models/adult/AC1.json" "$B/data/adult.csv" --schema "$B/german.toml"
+
+# --- data -----------------------------------------------------------------------------------
+head -3 "$B/data/adult.csv" >"$T/ok.csv"
+sed '3s/,2,1,/,2,zz,/' "$T/ok.csv" >"$T/nonnum.csv"
+sed '3s/^38,2,11,/38,2,99,/' "$T/ok.csv" >"$T/code.csv"
+sed '2s/,38,0$/,38/' "$T/ok.csv" >"$T/ragged.csv"
+sed '1s/^age,/agee,/' "$T/ok.csv" >"$T/header.csv"
+: >"$T/empty.csv"
+for f in nonnum code ragged header empty; do
+  expect_input_error "data $f" "$T/$f.csv" "$W" predict "$B/models/adult/AC1.json" "$T/$f.csv" --schema "$B/adult.toml"
+done
+expect_input_error "missing data" "$T/none.csv" "$W" predict "$B/models/adult/AC1.json" "$T/none.csv" --schema "$B/adult.toml"
+
+# --- command line ---------------------------------------------------------------------------
+expect_input_error "unknown protected" "colour" "$W" bias "$B/models/adult/AC1.json" --schema "$B/adult.toml" --protected colour
+expect_input_error "bad samples" "samples" "$W" bias "$B/models/adult/AC1.json" --schema "$B/adult.toml" --protected sex --samples -5
+expect_input_error "bad seed" "seed" "$W" bias "$B/models/adult/AC1.json" --schema "$B/adult.toml" --protected sex --seed x
+expect_input_error "unknown command" "frobnicate" "$W" frobnicate
+
+echo "$passes passed, $fails failed"
+[[ $fails -eq 0 ]]
