@@ -21,6 +21,7 @@ void add_info_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
 void add_bias_command(CLI::App& app);
 void add_schema_command(CLI::App& app);
+void add_convert_command(CLI::App& app);
 
 // Adds the flags of option_table() (--seed, --threads, --time-limit, --verbose) to a subcommand;
 // the values land in env.options when the subcommand runs.

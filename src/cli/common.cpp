@@ -51,7 +51,10 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
-void print_json(const nlohmann::json& doc) { std::cout << doc.dump(2) << '\n'; }
+void print_json(const nlohmann::json& doc) {
+  // Names read from a corrupt file need not be UTF-8: replace bad bytes rather than fail.
+  std::cout << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+}
 
 long long count_parameters(const Model& m) {
   long long n = 0;

@@ -1,9 +1,32 @@
 // witness: interrogates decision models. Exit codes (DESIGN.md): 0 verified/ok, 10 witness,
 // 20 inconclusive, 1 runtime error, 2 usage or input error.
 #include <iostream>
+#include <string>
 
 #include "cli/cli.h"
 #include "core/error.h"
+
+namespace {
+// Messages may quote bytes from a corrupt file: show them escaped, so the one error line is
+// printable text.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7f) {
+      out += ch;
+    } else if (c == '\n') {
+      out += ' ';
+    } else {
+      static const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4U];
+      out += hex[c & 15U];
+    }
+  }
+  return out;
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app("witness: find unfairness witnesses in decision models, or prove there are none", "witness");
@@ -13,6 +36,7 @@ int main(int argc, char** argv) {
   witness::cli::add_predict_command(app);
   witness::cli::add_bias_command(app);
   witness::cli::add_schema_command(app);
+  witness::cli::add_convert_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -25,13 +49,13 @@ int main(int argc, char** argv) {
     std::cerr << "error: " << e.what() << "\n(run 'witness --help' or 'witness <command> --help')\n";
     return 2;
   } catch (const witness::Error& e) {
-    std::cerr << "error: " << e.what() << '\n';
+    std::cerr << "error: " << printable(e.what()) << '\n';
     return e.exit_code();
   } catch (const std::bad_alloc&) {
     std::cerr << "error: out of memory\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "error: internal: " << e.what() << '\n';
+    std::cerr << "error: internal: " << printable(e.what()) << '\n';
     return 1;
   }
   return 0;

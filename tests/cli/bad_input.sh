@@ -52,15 +52,17 @@ head -c 200 /dev/urandom >"$T/random.onnx"
 for f in trunc.h5 half.h5 random.h5 empty.h5 trunc.json nan.json shape.json inf.json format.json act.json random.onnx; do
   expect_input_error "info $f" "$T/$f" "$W" info "$T/$f"
 done
+# HDF5 itself segfaults on this file; witness must still answer with one clean error.
+expect_input_error "hdf5 crash" "crashed" "$W" info "$SRC/tests/fixtures/h5/crashes_hdf5.h5"
 expect_input_error "missing model" "$T/nope.h5" "$W" info "$T/nope.h5"
 for f in "$SRC"/tests/fixtures/onnx/{unsupported_op,bad_shape,nan_weight,truncated,garbage}.onnx; do
   [[ -f $f ]] && expect_input_error "info $(basename "$f")" "$f" "$W" info "$f"
 done
 
 # --- schemas --------------------------------------------------------------------------------
-printf 'name = "x"\n[[feature]\nname = "a"\n' >"$T/syntax.toml"
-printf '[[feature]]\nname = "a"\nkind = "complex"\n' >"$T/kind.toml"
-printf '[[feature]]\nname = "a"\nkind = "integer"\nmin = 5\nmax = 1\n' >"$T/range.toml"
+printf 'name = "x"\n[[features]\nname = "a"\n' >"$T/syntax.toml"
+printf '[[features]]\nname = "a"\nkind = "complex"\n' >"$T/kind.toml"
+printf '[[features]]\nname = "a"\nkind = "integer"\nmin = 5\nmax = 1\n' >"$T/range.toml"
 : >"$T/empty.toml"
 for f in syntax kind range empty; do
   expect_input_error "schema $f" "$T/$f.toml" "$W" predict "$B/models/adult/AC1.json" "$B/data/adult.csv" --schema "$T/$f.toml"

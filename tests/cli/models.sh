@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# All 25 bundled networks load from .h5 and .json; `predict` gives identical labels for the .h5,
+# the .json and an ONNX export of the same network on every row of its data set, in float64, and
+# the float32 forward pass agrees too (the networks were trained and saved in float32).
+# Usage: models.sh WITNESS_EXE SOURCE_DIR
+set -u
+W=$1
+B=$2/benchmarks/fairify
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+passes=0
+check() {  # check NAME CONDITION-EXIT-CODE
+  if [[ $2 -eq 0 ]]; then passes=$((passes + 1)); else echo "FAIL $1"; fails=$((fails + 1)); fi
+}
+for h5 in "$B"/models/*/*.h5; do
+  name=$(basename "$h5" .h5)
+  dir=$(dirname "$h5")
+  family=$(basename "$dir")
+  json=$dir/$name.json
+  "$W" info "$h5" >"$T/info_h5" 2>&1
+  check "info $name.h5" $?
+  "$W" info "$json" >"$T/info_json" 2>&1
+  check "info $name.json" $?
+  grep -q "^parameters" "$T/info_h5"
+  check "info $name.h5 prints parameters" $?
+  "$W" convert "$h5" -o "$T/$name.onnx" 2>&1
+  check "convert $name to onnx" $?
+  args=(--schema "$B/$family.toml")
+  "$W" predict "$h5" "$B/data/$family.csv" "${args[@]}" >"$T/h5.labels"
+  check "predict $name.h5" $?
+  "$W" predict "$json" "$B/data/$family.csv" "${args[@]}" >"$T/json.labels"
+  check "predict $name.json" $?
+  "$W" predict "$T/$name.onnx" "$B/data/$family.csv" "${args[@]}" >"$T/onnx.labels"
+  check "predict $name.onnx" $?
+  "$W" predict "$h5" "$B/data/$family.csv" "${args[@]}" --precision float32 >"$T/f32.labels"
+  check "predict $name.h5 float32" $?
+  rows=$(($(wc -l <"$B/data/$family.csv") - 1))
+  [[ $(wc -l <"$T/h5.labels") -eq $rows ]]
+  check "$name: one label per row ($rows)" $?
+  cmp -s "$T/h5.labels" "$T/json.labels"
+  check "$name: .h5 and .json labels identical" $?
+  cmp -s "$T/h5.labels" "$T/onnx.labels"
+  check "$name: .h5 and .onnx labels identical" $?
+  cmp -s "$T/h5.labels" "$T/f32.labels"
+  check "$name: float64 and float32 labels identical" $?
+done
+echo "$passes passed, $fails failed"
+[[ $fails -eq 0 ]]

@@ -1,0 +1,138 @@
+#include "fairness/bias.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "domain/schema.h"
+
+namespace witness {
+namespace {
+
+const char* kSchema = R"(
+name = "tiny"
+protected = ["sex"]
+[[features]]
+name = "age"
+kind = "integer"
+min = 0
+max = 9
+[[features]]
+name = "sex"
+kind = "categorical"
+categories = ["Female", "Male"]
+[[features]]
+name = "race"
+kind = "categorical"
+categories = ["a", "b", "c", "d", "e"]
+)";
+
+// logit = w_age * age + w_sex * sex + w_race * race + b
+Model linear(double w_age, double w_sex, double w_race, double b) {
+  ModelBuilder mb("lin", {"age", "sex", "race"});
+  Eigen::MatrixXd w(1, 3);
+  w << w_age, w_sex, w_race;
+  Eigen::VectorXd bias(1);
+  bias << b;
+  return mb.finish(mb.dense(mb.input(), w, bias), DecisionRule{});
+}
+
+TEST(Bias, ModelThatIgnoresTheAttributeHasNone) {
+  const Schema s = parse_schema(kSchema);
+  BiasOptions o;
+  o.samples = 5000;
+  const BiasEstimate b = estimate_bias(linear(1, 0, 1, -5), s, {1}, o);
+  EXPECT_EQ(b.discriminatory, 0);
+  EXPECT_FALSE(b.example.has_value());
+  EXPECT_NEAR(b.ci_low, 0.0, 1e-12);
+  EXPECT_GT(b.ci_high, 0.0);
+}
+
+TEST(Bias, ModelDecidedBySexAloneAlwaysFlips) {
+  const Schema s = parse_schema(kSchema);
+  BiasOptions o;
+  o.samples = 5000;
+  const BiasEstimate b = estimate_bias(linear(0, 1, 0, -0.5), s, {1}, o);
+  EXPECT_EQ(b.discriminatory, 5000);
+  ASSERT_TRUE(b.example.has_value());
+  EXPECT_NE(b.example->first(1), b.example->second(1));
+  EXPECT_EQ(b.example->first(0), b.example->second(0));  // only the protected part changes
+}
+
+// Exact rate by enumeration: label = (age - 2*race + 3*sex > 2); x' changes race uniformly to
+// one of the 4 other values.
+TEST(Bias, MatchesEnumerationWithinTheInterval) {
+  const Schema s = parse_schema(kSchema);
+  const Model m = linear(1, 3, -2, -2);
+  double exact = 0;
+  int total = 0;
+  for (int age = 0; age <= 9; ++age) {
+    for (int sex = 0; sex <= 1; ++sex) {
+      for (int race = 0; race < 5; ++race) {
+        auto label = [&](int r) { return age - 2 * r + 3 * sex - 2 > 0; };
+        int flips = 0;
+        for (int r2 = 0; r2 < 5; ++r2) flips += (r2 != race && label(r2) != label(race)) ? 1 : 0;
+        exact += flips / 4.0;
+        ++total;
+      }
+    }
+  }
+  exact /= total;
+  BiasOptions o;
+  o.samples = 200000;
+  const BiasEstimate b = estimate_bias(m, s, {2}, o);
+  EXPECT_LE(b.ci_low, exact);
+  EXPECT_GE(b.ci_high, exact);
+  EXPECT_NEAR(b.rate, exact, 0.01);
+}
+
+TEST(Bias, ResultDoesNotDependOnThreads) {
+  const Schema s = parse_schema(kSchema);
+  const Model m = linear(1, 3, -2, -2);
+  BiasOptions o;
+  o.samples = 50000;
+  o.seed = 7;
+  o.threads = 1;
+  const BiasEstimate one = estimate_bias(m, s, {1, 2}, o);
+  o.threads = 2;
+  const BiasEstimate two = estimate_bias(m, s, {1, 2}, o);
+  EXPECT_EQ(one.discriminatory, two.discriminatory);
+  ASSERT_TRUE(one.example && two.example);
+  EXPECT_EQ(one.example->first, two.example->first);
+  o.seed = 8;
+  EXPECT_NE(estimate_bias(m, s, {1, 2}, o).discriminatory, one.discriminatory);
+}
+
+TEST(Bias, DrawsFromDataRows) {
+  const Schema s = parse_schema(kSchema);
+  Eigen::MatrixXd rows(3, 2);
+  rows << 9, 9, 0, 1, 0, 0;  // age 9: label 1 whatever sex is
+  BiasOptions o;
+  o.samples = 1000;
+  o.rows = &rows;
+  EXPECT_EQ(estimate_bias(linear(1, 3, 0, -2), s, {1}, o).discriminatory, 0);
+}
+
+TEST(Bias, RejectsMismatchedSchemaAndBadCounts) {
+  const Schema s = parse_schema(kSchema);
+  ModelBuilder mb("two", {"a", "b"});
+  const Model two = mb.finish(mb.dense(mb.input(), Eigen::MatrixXd::Ones(1, 2), Eigen::VectorXd::Zero(1)),
+                              DecisionRule{});
+  BiasOptions o;
+  EXPECT_THROW(estimate_bias(two, s, {1}, o), InputError);
+  o.samples = 0;
+  EXPECT_THROW(estimate_bias(linear(1, 1, 1, 0), s, {1}, o), InputError);
+  o.samples = 10;
+  EXPECT_THROW(estimate_bias(linear(1, 1, 1, 0), s, {}, o), InputError);
+}
+
+TEST(WilsonInterval, KnownValues) {
+  const auto [lo, hi] = wilson_interval(50, 100);
+  EXPECT_NEAR(lo, 0.4038, 1e-4);
+  EXPECT_NEAR(hi, 0.5962, 1e-4);
+  const auto [lo0, hi0] = wilson_interval(0, 100);
+  EXPECT_NEAR(lo0, 0.0, 1e-12);
+  EXPECT_NEAR(hi0, 0.0370, 1e-4);
+}
+
+}  // namespace
+}  // namespace witness
