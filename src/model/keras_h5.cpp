@@ -442,6 +442,7 @@ class Weights {
     for (std::size_t i = 0; match && i < dims.size(); ++i) match = expected[i] == 0 || dims[i] == expected[i];
     if (!match) {
       std::vector<std::string> want;
+      want.reserve(expected.size());
       for (hsize_t e : expected) want.push_back(e == 0 ? "?" : std::to_string(e));
       throw InputError(
           path_, where,
@@ -554,6 +555,7 @@ Model load(const std::string& path) {
   }
 
   std::vector<std::string> names;
+  names.reserve(static_cast<std::size_t>(width));
   for (int i = 0; i < width; ++i) names.push_back("x" + std::to_string(i));
   ModelBuilder b(std::filesystem::path(path).stem().string(), std::move(names));
   b.set_source(path, "keras-h5");

@@ -1,0 +1,166 @@
+#include "domain/dataset.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "core/error.h"
+#include "domain/csv.h"
+
+namespace witness {
+namespace {
+
+constexpr int kLabelColumn = -1;
+
+std::string join(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+// A header whose fields all read as numbers is a data row: the file has no header.
+bool looks_like_data(const std::vector<std::string_view>& fields) {
+  double unused = 0;
+  return std::all_of(fields.begin(), fields.end(),
+                     [&](std::string_view f) { return detail::parse_number(detail::trim(f), unused); });
+}
+
+Dataset read(detail::CsvReader& rd, const Schema& schema) {
+  const std::string& file = rd.source();
+  std::vector<std::string_view> fields;
+  if (!rd.next(fields)) throw InputError(file, "", "empty file: expected a header row naming the columns");
+
+  // Column -> feature index (or the label column).
+  std::vector<int> target(fields.size());
+  std::vector<std::string> names(fields.size());
+  std::vector<bool> present(static_cast<std::size_t>(schema.size()), false);
+  bool has_label = false;
+  std::map<std::string, std::size_t, std::less<>> header;
+  for (std::size_t c = 0; c < fields.size(); ++c) {
+    names[c] = std::string(detail::trim(fields[c]));
+    if (!header.emplace(names[c], c).second) {
+      throw InputError(file, fmt::format("line {} (header)", rd.line()),
+                       fmt::format("column '{}' appears twice", names[c]));
+    }
+  }
+  for (std::size_t c = 0; c < fields.size(); ++c) {
+    if (!schema.label().empty() && names[c] == schema.label()) {
+      target[c] = kLabelColumn;
+      has_label = true;
+      continue;
+    }
+    bool known = false;
+    for (int i = 0; i < schema.size(); ++i) {
+      if (schema.feature(i).name == names[c]) {
+        target[c] = i;
+        present[static_cast<std::size_t>(i)] = true;
+        known = true;
+        break;
+      }
+    }
+    if (known) continue;
+    if (looks_like_data(fields)) {
+      throw InputError(file, fmt::format("line {}", rd.line()),
+                       "the first line looks like data: a header row naming the columns is required");
+    }
+    throw InputError(
+        file, fmt::format("line {} (header)", rd.line()),
+        schema.label().empty()
+            ? fmt::format("unknown column '{}': not a feature of schema '{}' (which has no label column)", names[c],
+                          schema.name())
+            : fmt::format("unknown column '{}': neither a feature of schema '{}' nor its label column '{}'", names[c],
+                          schema.name(), schema.label()));
+  }
+  std::vector<std::string> missing;
+  for (int i = 0; i < schema.size(); ++i) {
+    if (!present[static_cast<std::size_t>(i)]) missing.push_back("'" + schema.feature(i).name + "'");
+  }
+  if (!missing.empty()) {
+    if (looks_like_data(fields)) {
+      throw InputError(file, fmt::format("line {}", rd.line()),
+                       "the first line looks like data: a header row naming the columns is required");
+    }
+    throw InputError(file, fmt::format("line {} (header)", rd.line()),
+                     fmt::format("missing column{} {} (feature{} of schema '{}')", missing.size() > 1 ? "s" : "",
+                                 join(missing), missing.size() > 1 ? "s" : "", schema.name()));
+  }
+
+  std::map<std::string, int, std::less<>> classes;
+  for (std::size_t k = 0; k < schema.label_classes().size(); ++k) {
+    classes.emplace(schema.label_classes()[k], static_cast<int>(k));
+  }
+
+  const auto width = static_cast<std::size_t>(schema.size());
+  std::vector<double> values;
+  std::vector<int> labels;
+  // A guess from the header's length avoids most regrowth on large files.
+  values.reserve(rd.text_size() / std::max<std::size_t>(fields.size() * 2, 1) * width);
+  std::size_t row = 0;
+  while (rd.next(fields)) {
+    ++row;
+    if (fields.size() != names.size()) {
+      throw InputError(file, fmt::format("row {} (line {})", row, rd.line()),
+                       fmt::format("{} field{}, expected {} as in the header", fields.size(),
+                                   fields.size() == 1 ? "" : "s", names.size()));
+    }
+    const std::size_t base = values.size();
+    values.resize(base + width);
+    for (std::size_t c = 0; c < fields.size(); ++c) {
+      if (target[c] == kLabelColumn) {
+        const std::string_view t = detail::trim(fields[c]);
+        double v = 0;
+        if (auto it = classes.find(t); it != classes.end()) {
+          labels.push_back(it->second);
+        } else if (detail::parse_number(t, v) && std::floor(v) == v && std::fabs(v) < 1e9 &&
+                   (classes.empty() || (v >= 0 && v < static_cast<double>(classes.size())))) {
+          labels.push_back(static_cast<int>(v));
+        } else {
+          std::string expected = "an integer class index";
+          if (!classes.empty())
+            expected = fmt::format("a class ({}) or an integer class index", join(schema.label_classes()));
+          throw InputError(file, fmt::format("row {} (line {}), column '{}'", row, rd.line(), names[c]),
+                           fmt::format("expected {}, got '{}'", expected, t));
+        }
+        continue;
+      }
+      double v = 0;
+      std::string err = schema.try_parse_value(target[c], fields[c], v);
+      if (!err.empty()) {
+        throw InputError(file, fmt::format("row {} (line {}), column '{}'", row, rd.line(), names[c]), err);
+      }
+      values[base + static_cast<std::size_t>(target[c])] = v;
+    }
+  }
+
+  Dataset d;
+  d.source = file;
+  d.raw = Eigen::Map<const Eigen::MatrixXd>(values.data(), static_cast<Eigen::Index>(width),
+                                            static_cast<Eigen::Index>(row));
+  if (has_label) d.labels = std::move(labels);
+  return d;
+}
+
+}  // namespace
+
+Eigen::MatrixXd Dataset::model_inputs(const Schema& schema) const {
+  if (raw.rows() != schema.size()) {
+    throw InputError(
+        source, "",
+        fmt::format("the data has {} features per row, schema '{}' has {}", raw.rows(), schema.name(), schema.size()));
+  }
+  return schema.to_model_columns(raw);
+}
+
+Dataset load_csv(const std::string& path, const Schema& schema) {
+  detail::CsvReader rd = detail::CsvReader::open(path);
+  return read(rd, schema);
+}
+
+Dataset parse_csv(std::string text, const Schema& schema, const std::string& source) {
+  detail::CsvReader rd(std::move(text), source);
+  return read(rd, schema);
+}
+
+}  // namespace witness
