@@ -37,6 +37,19 @@ int main(int argc, char** argv) {
   witness::cli::add_bias_command(app);
   witness::cli::add_schema_command(app);
   witness::cli::add_convert_command(app);
+  // CLI11 answers a mistyped command with "A subcommand is required"; name it instead.
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    std::string names;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      known = known || sub->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::cerr << "error: unknown command '" << printable(argv[1]) << "' (commands: " << names << ")\n";
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

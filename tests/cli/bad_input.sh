@@ -35,7 +35,6 @@ head -c $(($(stat -c %s "$B/models/adult/AC1.h5") / 2)) "$B/models/adult/AC1.h5"
 head -c 3000 /dev/urandom >"$T/random.h5"
 : >"$T/empty.h5"
 head -c 500 "$B/models/adult/AC1.json" >"$T/trunc.json"
-sed 's/"bias": \[/"bias": [NaN, /' "$B/models/adult/AC1.json" >"$T/nan.json"
 /usr/bin/python3 - "$B/models/adult/AC1.json" "$T" <<'PY' 2>/dev/null || true
 import json, sys
 m = json.load(open(sys.argv[1])); t = sys.argv[2]
@@ -43,6 +42,7 @@ a = json.loads(json.dumps(m)); a["layers"][1]["weights"][0] = a["layers"][1]["we
 json.dump(a, open(t + "/shape.json", "w"))
 b = json.loads(json.dumps(m)); b["layers"][0]["bias"][3] = 1e999
 open(t + "/inf.json", "w").write(json.dumps(b).replace("Infinity", "1e999"))
+open(t + "/nan.json", "w").write(json.dumps(m).replace('"bias": [', '"bias": [NaN, ', 1))
 c = json.loads(json.dumps(m)); c["format"] = "mlp-json-v9"
 json.dump(c, open(t + "/format.json", "w"))
 d = json.loads(json.dumps(m)); d["layers"][0]["activation"] = "swish"
@@ -72,7 +72,7 @@ expect_input_error "schema width" "german.toml" "$W" predict "$B/models/adult/AC
 
 # --- data -----------------------------------------------------------------------------------
 head -3 "$B/data/adult.csv" >"$T/ok.csv"
-sed '3s/,2,1,/,2,zz,/' "$T/ok.csv" >"$T/nonnum.csv"
+sed '3s/^38,2,/38,zz,/' "$T/ok.csv" >"$T/nonnum.csv"
 sed '3s/^38,2,11,/38,2,99,/' "$T/ok.csv" >"$T/code.csv"
 sed '2s/,38,0$/,38/' "$T/ok.csv" >"$T/ragged.csv"
 sed '1s/^age,/agee,/' "$T/ok.csv" >"$T/header.csv"
