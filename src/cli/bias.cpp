@@ -26,7 +26,17 @@ struct BiasArgs {
 
 nlohmann::json named_row(const Schema& s, const Eigen::VectorXd& raw) {
   nlohmann::json out = nlohmann::json::object();
-  for (int i = 0; i < s.size(); ++i) out[s.feature(i).name] = s.display(i, raw(i));
+  for (int i = 0; i < s.size(); ++i) {
+    const Feature& f = s.feature(i);
+    // Categories by label, numbers as JSON numbers.
+    if (f.kind == FeatureKind::Categorical || f.kind == FeatureKind::Boolean) {
+      out[f.name] = s.display(i, raw(i));
+    } else if (f.integral()) {
+      out[f.name] = static_cast<long long>(raw(i));
+    } else {
+      out[f.name] = raw(i);
+    }
+  }
   return out;
 }
 
@@ -95,7 +105,7 @@ void add_bias_command(CLI::App& app) {
   cmd->add_option("--samples", args->samples, "number of random inputs [default 100000]");
   cmd->add_option("--data", args->data, "draw inputs from the rows of this CSV instead of uniformly (PyFair's way)");
   cmd->add_flag("--json", args->json, "print one JSON document on stdout");
-  add_env_options(*cmd, args->env_options);
+  add_env_options(*cmd, args->env_options, {"seed", "threads", "verbose"});
   cmd->callback([args] { run_bias(*args); });
 }
 

@@ -23,9 +23,9 @@ void add_bias_command(CLI::App& app);
 void add_schema_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
 
-// Adds the flags of option_table() (--seed, --threads, --time-limit, --verbose) to a subcommand;
-// the values land in env.options when the subcommand runs.
-void add_env_options(CLI::App& cmd, std::map<std::string, std::string>& raw);
+// Adds the named flags of option_table() (seed, threads, time-limit, verbose) to a subcommand;
+// apply_env_options() moves their values into env.options when the subcommand runs.
+void add_env_options(CLI::App& cmd, std::map<std::string, std::string>& raw, const std::vector<std::string>& names);
 void apply_env_options(Env& env, const std::map<std::string, std::string>& raw);
 
 // Loads a schema (with the named box, if any) and checks that it describes the model's inputs.

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "cli/cli.h"
@@ -7,8 +8,9 @@
 
 namespace witness::cli {
 
-void add_env_options(CLI::App& cmd, std::map<std::string, std::string>& raw) {
+void add_env_options(CLI::App& cmd, std::map<std::string, std::string>& raw, const std::vector<std::string>& names) {
   for (const OptionSpec& s : option_table()) {
+    if (std::find(names.begin(), names.end(), s.name) == names.end()) continue;
     cmd.add_option("--" + s.name, raw[s.name], s.help + " [default " + s.fallback + "]");
   }
 }

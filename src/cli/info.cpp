@@ -13,6 +13,7 @@ namespace {
 
 struct InfoArgs {
   std::string model;
+  std::string schema;
   bool json = false;
 };
 
@@ -48,7 +49,8 @@ std::string names_text(const std::vector<std::string>& names) {
 }
 
 void run_info(const InfoArgs& args) {
-  const Model m = load_model(args.model);
+  Model m = load_model(args.model);
+  if (!args.schema.empty()) m.input_names = load_schema_for(m, args.schema, "").model_input_names();
   std::map<std::string, int> counts;
   int relus = 0;
   for (const Node& n : m.nodes) {
@@ -99,6 +101,7 @@ void add_info_command(CLI::App& app) {
   auto args = std::make_shared<InfoArgs>();
   CLI::App* cmd = app.add_subcommand("info", "Describe a model: inputs, layers, op counts, decision rule");
   cmd->add_option("model", args->model, "model file (.json mlp-json-v1, Keras .h5, .onnx)")->required();
+  cmd->add_option("--schema", args->schema, "input schema (TOML): show the inputs by name");
   cmd->add_flag("--json", args->json, "print one JSON document on stdout");
   cmd->callback([args] { run_info(*args); });
 }
