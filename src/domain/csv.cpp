@@ -10,17 +10,9 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/file.h"
 
 namespace witness::detail {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", fmt::format("cannot open: {}", std::strerror(errno)));
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) throw InputError(path, "", "read error");
-  return std::move(buf).str();
-}
 
 std::string_view trim(std::string_view s) {
   std::size_t b = 0;

@@ -12,9 +12,6 @@
 
 namespace witness::detail {
 
-// Whole file as a string; throws InputError(path, "", "cannot open ...") when unreadable.
-[[nodiscard]] std::string read_file(const std::string& path);
-
 // Strips ASCII spaces and tabs: raw UCI files write "a, b".
 [[nodiscard]] std::string_view trim(std::string_view s);
 

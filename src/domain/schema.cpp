@@ -10,6 +10,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/file.h"
 #include "domain/csv.h"
 
 namespace witness {
@@ -340,7 +341,7 @@ Schema parse_schema(std::string_view toml_text, const std::string& source) {
   return s;
 }
 
-Schema load_schema(const std::string& path) { return parse_schema(detail::read_file(path), path); }
+Schema load_schema(const std::string& path) { return parse_schema(read_file(path), path); }
 
 void Schema::finish() {
   model_width_ = 0;

@@ -1,8 +1,6 @@
 #include "model/loaders.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include "core/error.h"
 
@@ -17,15 +15,6 @@ std::string lower_extension(const std::string& path) {
   return ext;
 }
 }  // namespace
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", "cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw InputError(path, "", "cannot read file");
-  return ss.str();
-}
 
 Model load_model(const std::string& path) {
   const std::string ext = lower_extension(path);

@@ -11,6 +11,7 @@
 
 #include <string>
 
+#include "core/file.h"
 #include "model/model.h"
 
 namespace witness {
@@ -31,8 +32,5 @@ Model parse_onnx(const std::string& bytes, const std::string& path);
 void save_onnx(const Model& model, const std::string& path);
 // Writes a model made only of Dense and activation layers as mlp-json-v1.
 void save_mlp_json(const Model& model, const std::string& path);
-
-// Reads a whole file; throws InputError naming it if it cannot be read.
-std::string read_file(const std::string& path);
 
 }  // namespace witness
