@@ -41,8 +41,8 @@ Model parse_mlp_json(const std::string& text, const std::string& path) {
   json doc;
   try {
     doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    // nlohmann's message carries the line and column.
+  } catch (const json::exception& e) {
+    // parse_error carries the line and column; out_of_range (a number too large) does not.
     std::string what = e.what();
     const auto pos = what.find("parse error");
     throw InputError(path, "", "not valid JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
@@ -87,13 +87,18 @@ Model parse_mlp_json(const std::string& text, const std::string& path) {
     if (!bias.is_array()) throw InputError(path, where + ".bias", "expected an array");
     const auto out = static_cast<Eigen::Index>(w.size());
     const Eigen::Index in = b.width(x);
+    // Check every row's length before allocating: out x in must be backed by numbers in the file.
+    for (Eigen::Index r = 0; r < out; ++r) {
+      const json& row = w[static_cast<std::size_t>(r)];
+      if (!row.is_array() || static_cast<Eigen::Index>(row.size()) != in) {
+        throw InputError(path, fmt::format("{}.weights[{}]", where, r),
+                         fmt::format("expected {} numbers (the previous layer's width)", in));
+      }
+    }
     Eigen::MatrixXd W(out, in);
     for (Eigen::Index r = 0; r < out; ++r) {
       const json& row = w[static_cast<std::size_t>(r)];
       const std::string rw = fmt::format("{}.weights[{}]", where, r);
-      if (!row.is_array() || static_cast<Eigen::Index>(row.size()) != in) {
-        throw InputError(path, rw, fmt::format("expected {} numbers (the previous layer's width)", in));
-      }
       for (Eigen::Index c = 0; c < in; ++c) W(r, c) = number(row[static_cast<std::size_t>(c)], path, rw);
     }
     if (static_cast<Eigen::Index>(bias.size()) != out) {
