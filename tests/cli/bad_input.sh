@@ -53,7 +53,7 @@ for f in trunc.h5 half.h5 random.h5 empty.h5 trunc.json nan.json shape.json inf.
   expect_input_error "info $f" "$T/$f" "$W" info "$T/$f"
 done
 # HDF5 itself segfaults on this file; witness must still answer with one clean error.
-expect_input_error "hdf5 crash" "crashed" "$W" info "$SRC/tests/fixtures/h5/crashes_hdf5.h5"
+expect_input_error "hdf5 crash" "corrupt HDF5 file" "$W" info "$SRC/tests/fixtures/h5/crashes_hdf5.h5"
 expect_input_error "directory as model" "$T" "$W" info "$T"
 expect_input_error "device as model" "/dev/zero" "$W" info /dev/zero
 expect_input_error "missing model" "$T/nope.h5" "$W" info "$T/nope.h5"
