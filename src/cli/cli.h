@@ -22,6 +22,8 @@ void add_predict_command(CLI::App& app);
 void add_bias_command(CLI::App& app);
 void add_schema_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
+void add_dual_command(CLI::App& app);
+void add_transform_command(CLI::App& app);
 
 // Adds the named flags of option_table() (seed, threads, time-limit, verbose) to a subcommand;
 // apply_env_options() moves their values into env.options when the subcommand runs.

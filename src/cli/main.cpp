@@ -37,6 +37,8 @@ int main(int argc, char** argv) {
   witness::cli::add_bias_command(app);
   witness::cli::add_schema_command(app);
   witness::cli::add_convert_command(app);
+  witness::cli::add_dual_command(app);
+  witness::cli::add_transform_command(app);
   // CLI11 answers a mistyped command with "A subcommand is required"; name it instead.
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;

@@ -1772,7 +1772,7 @@ Model Loader::load(const onnx::ModelProto& mp) {
     x.integer = integer_type(tt.elem_type());
     const auto& dims = tt.shape().dim();
     // [N, k...] with a batch dim; [k] or a scalar without; [N] (symbolic) is one value per row.
-    if (dims.size() == 0) {
+    if (dims.empty()) {
       x.batched = false;
     } else if (dims.size() == 1) {
       x.batched = !dims[0].has_dim_value();
@@ -1910,6 +1910,7 @@ Model Loader::load(const onnx::ModelProto& mp) {
   }
   const int width = b_->width(out);
   std::vector<std::string> out_names;
+  out_names.reserve(static_cast<std::size_t>(width));
   for (int i = 0; i < width; ++i) {
     out_names.push_back(width == 1 ? chosen->name() : fmt::format("{}[{}]", chosen->name(), i));
   }

@@ -26,8 +26,8 @@ class Writer {
  private:
   onnx::NodeProto* add(const std::string& op, std::vector<std::string> inputs, const std::string& output,
                        const std::string& domain = "");
-  std::string init(const std::string& name, std::vector<std::int64_t> dims, const std::vector<double>& data);
-  std::string init_ints(const std::string& name, std::vector<std::int64_t> dims, const std::vector<std::int64_t>& data);
+  std::string init(const std::string& name, const std::vector<std::int64_t>& dims, const std::vector<double>& data);
+  std::string init_ints(const std::string& name, const std::vector<std::int64_t>& dims, const std::vector<std::int64_t>& data);
   static void attr(onnx::NodeProto* n, const std::string& name, std::int64_t v);
   static void attr(onnx::NodeProto* n, const std::string& name, float v);
   static void attr(onnx::NodeProto* n, const std::string& name, const std::string& v);
@@ -58,7 +58,7 @@ onnx::NodeProto* Writer::add(const std::string& op, std::vector<std::string> inp
   return n;
 }
 
-std::string Writer::init(const std::string& name, std::vector<std::int64_t> dims, const std::vector<double>& data) {
+std::string Writer::init(const std::string& name, const std::vector<std::int64_t>& dims, const std::vector<double>& data) {
   Proto* t = g_->add_initializer();
   t->set_name(name);
   t->set_data_type(Proto::DOUBLE);
@@ -67,7 +67,7 @@ std::string Writer::init(const std::string& name, std::vector<std::int64_t> dims
   return name;
 }
 
-std::string Writer::init_ints(const std::string& name, std::vector<std::int64_t> dims,
+std::string Writer::init_ints(const std::string& name, const std::vector<std::int64_t>& dims,
                               const std::vector<std::int64_t>& data) {
   Proto* t = g_->add_initializer();
   t->set_name(name);
@@ -126,7 +126,7 @@ std::string Writer::batched_value(int id) {
   if (batched_[static_cast<std::size_t>(id)]) return name(id);
   // Where(c, v, v) with a [N, 1] condition broadcasts v to [N, w] whatever c is, with no arithmetic
   // on v. The condition compares the first input column with itself.
-  const std::string base = fmt::format("n{}_rows{}", id, temp_++);
+  std::string base = fmt::format("n{}_rows{}", id, temp_++);
   add("Slice",
       {"input", init_ints(base + "_s", {1}, {0}), init_ints(base + "_e", {1}, {1}), init_ints(base + "_a", {1}, {1})},
       base + "_col");
