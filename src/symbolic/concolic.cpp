@@ -1,0 +1,424 @@
+#include "symbolic/concolic.h"
+
+#include <fmt/format.h>
+#include <gmpxx.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+
+namespace witness {
+namespace {
+
+// Exact affine values of one node: width rows of (n coefficients, then the constant), row-major.
+// Rows that are exactly 0 are flagged so that Dense skips them (inactive ReLUs are common).
+struct Affine {
+  int width = 0;
+  int cols = 0;  // n symbolic inputs + 1
+  std::vector<mpq_class> c;
+  std::vector<char> has_vars;  // per row: some coefficient of a variable is non-zero
+  std::vector<char> nonzero;   // per row: some entry is non-zero
+
+  void reset(int w, int n1) {
+    width = w;
+    cols = n1;
+    c.assign(static_cast<std::size_t>(w) * static_cast<std::size_t>(n1), mpq_class(0));
+    has_vars.assign(static_cast<std::size_t>(w), 0);
+    nonzero.assign(static_cast<std::size_t>(w), 0);
+  }
+  mpq_class* row(int r) { return c.data() + static_cast<std::size_t>(r) * static_cast<std::size_t>(cols); }
+  [[nodiscard]] const mpq_class* row(int r) const {
+    return c.data() + static_cast<std::size_t>(r) * static_cast<std::size_t>(cols);
+  }
+  void refresh(int r) {
+    const mpq_class* p = row(r);
+    bool v = false;
+    for (int k = 0; k + 1 < cols; ++k) v = v || sgn(p[k]) != 0;
+    has_vars[static_cast<std::size_t>(r)] = v ? 1 : 0;
+    nonzero[static_cast<std::size_t>(r)] = (v || sgn(p[cols - 1]) != 0) ? 1 : 0;
+  }
+  void copy_row(int r, const Affine& from, int fr) {
+    std::copy(from.row(fr), from.row(fr) + cols, row(r));
+    has_vars[static_cast<std::size_t>(r)] = from.has_vars[static_cast<std::size_t>(fr)];
+    nonzero[static_cast<std::size_t>(r)] = from.nonzero[static_cast<std::size_t>(fr)];
+  }
+};
+
+}  // namespace
+
+struct ConcolicEvaluator::Impl {
+  const Model& model;
+  std::vector<bool> needed;                     // nodes the decision rule depends on
+  std::vector<std::vector<mpq_class>> weights;  // Dense: [rows * cols], row-major
+  std::vector<std::vector<mpq_class>> bias;
+  std::vector<Eigen::MatrixXd> value;  // concrete, one column
+  std::vector<Affine> sym;             // exact, for nodes with symbolic dependence
+  std::vector<char> is_sym;
+  std::vector<int> var_of;  // column -> model input index
+
+  explicit Impl(const Model& m) : model(m) {
+    const std::size_t n = m.nodes.size();
+    needed.assign(n, false);
+    needed[static_cast<std::size_t>(m.rule.node)] = true;
+    for (std::size_t i = n; i-- > 0;) {
+      if (!needed[i]) continue;
+      for (int in : m.nodes[i].inputs) needed[static_cast<std::size_t>(in)] = true;
+    }
+    weights.resize(n);
+    bias.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const Node& nd = m.nodes[i];
+      if (!needed[i]) continue;
+      if (nd.op == OpKind::TreeEnsemble || nd.op == OpKind::Lookup) {
+        throw UnsupportedError(m.source, fmt::format("node '{}'", nd.name),
+                               fmt::format("concolic execution does not support {} nodes", op_name(nd.op)));
+      }
+      if (nd.op != OpKind::Dense) continue;
+      auto& w = weights[i];
+      w.resize(static_cast<std::size_t>(nd.weights.size()));
+      for (Eigen::Index r = 0; r < nd.weights.rows(); ++r) {
+        for (Eigen::Index c = 0; c < nd.weights.cols(); ++c) {
+          w[static_cast<std::size_t>(r * nd.weights.cols() + c)] = mpq_class(nd.weights(r, c));
+        }
+      }
+      auto& b = bias[i];
+      b.resize(static_cast<std::size_t>(nd.values.size()));
+      for (Eigen::Index r = 0; r < nd.values.size(); ++r) b[static_cast<std::size_t>(r)] = mpq_class(nd.values[r]);
+    }
+    value.resize(n);
+    sym.resize(n);
+  }
+
+  // The exact values of node `id`, materialising constants for a node without symbolic dependence.
+  const Affine& affine(int id, Affine& scratch) const {
+    if (is_sym[static_cast<std::size_t>(id)] != 0) return sym[static_cast<std::size_t>(id)];
+    const Eigen::MatrixXd& v = value[static_cast<std::size_t>(id)];
+    const int cols = static_cast<int>(var_of.size()) + 1;
+    scratch.reset(static_cast<int>(v.rows()), cols);
+    for (int r = 0; r < scratch.width; ++r) {
+      scratch.row(r)[cols - 1] = mpq_class(v(r, 0));
+      scratch.refresh(r);
+    }
+    return scratch;
+  }
+
+  [[nodiscard]] Term term(const Affine& a, int r) const {
+    const mpq_class* p = a.row(r);
+    Term t{Rational(p[a.cols - 1])};
+    for (int k = 0; k + 1 < a.cols; ++k) {
+      if (sgn(p[k]) != 0) t += Rational(p[k]) * Term::var(var_of[static_cast<std::size_t>(k)]);
+    }
+    return t;
+  }
+  [[nodiscard]] Term term_of(int id, int r) const {
+    if (is_sym[static_cast<std::size_t>(id)] == 0)
+      return Term{Rational::from_double(value[static_cast<std::size_t>(id)](r, 0))};
+    return term(sym[static_cast<std::size_t>(id)], r);
+  }
+  [[nodiscard]] bool row_has_vars(int id, int r) const {
+    return is_sym[static_cast<std::size_t>(id)] != 0 &&
+           sym[static_cast<std::size_t>(id)].has_vars[static_cast<std::size_t>(r)] != 0;
+  }
+
+  void concrete(const Node& nd, std::size_t i) {
+    Eigen::MatrixXd& out = value[i];
+    auto in = [&](std::size_t k) -> const Eigen::MatrixXd& { return value[static_cast<std::size_t>(nd.inputs[k])]; };
+    auto bin = [&](auto f) {
+      const Eigen::MatrixXd& a = in(0);
+      const Eigen::MatrixXd& b = in(1);
+      out.resize(std::max(a.rows(), b.rows()), 1);
+      for (Eigen::Index r = 0; r < out.rows(); ++r) {
+        out(r, 0) = f(a(a.rows() == 1 ? 0 : r, 0), b(b.rows() == 1 ? 0 : r, 0));
+      }
+    };
+    switch (nd.op) {
+      case OpKind::Input: break;  // set by run()
+      case OpKind::Constant: out = nd.values; break;
+      case OpKind::Dense:  // same expression as Evaluator<double>: bit-identical results
+        out.noalias() = nd.weights * in(0);
+        out.colwise() += nd.values;
+        break;
+      case OpKind::Add: bin([](double a, double b) { return a + b; }); break;
+      case OpKind::Sub: bin([](double a, double b) { return a - b; }); break;
+      case OpKind::Mul: bin([](double a, double b) { return a * b; }); break;
+      case OpKind::Div: bin([](double a, double b) { return a / b; }); break;
+      case OpKind::Less: bin([](double a, double b) { return double(a < b); }); break;
+      case OpKind::LessEqual: bin([](double a, double b) { return double(a <= b); }); break;
+      case OpKind::Greater: bin([](double a, double b) { return double(a > b); }); break;
+      case OpKind::GreaterEqual: bin([](double a, double b) { return double(a >= b); }); break;
+      case OpKind::Equal: bin([](double a, double b) { return double(a == b); }); break;
+      case OpKind::Relu: out = in(0).cwiseMax(0.0); break;
+      case OpKind::LeakyRelu: {
+        const double alpha = nd.alpha;
+        out = in(0).unaryExpr([alpha](double v) { return v > 0.0 ? v : alpha * v; });
+        break;
+      }
+      case OpKind::Sigmoid: out = in(0).unaryExpr([](double v) { return 1.0 / (1.0 + std::exp(-v)); }); break;
+      case OpKind::Tanh: out = in(0).array().tanh().matrix(); break;
+      case OpKind::Softmax: {
+        out = in(0);
+        auto col = out.col(0);
+        col.array() = (col.array() - col.maxCoeff()).exp();
+        col /= col.sum();
+        break;
+      }
+      case OpKind::Identity: out = in(0); break;
+      case OpKind::Where: {
+        const Eigen::MatrixXd& cond = in(0);
+        const Eigen::MatrixXd& a = in(1);
+        const Eigen::MatrixXd& b = in(2);
+        out.resize(nd.width, 1);
+        for (Eigen::Index r = 0; r < nd.width; ++r) {
+          const bool k = cond(cond.rows() == 1 ? 0 : r, 0) != 0.0;
+          out(r, 0) = k ? a(a.rows() == 1 ? 0 : r, 0) : b(b.rows() == 1 ? 0 : r, 0);
+        }
+        break;
+      }
+      case OpKind::Select:
+        out.resize(nd.width, 1);
+        for (std::size_t r = 0; r < nd.indices.size(); ++r)
+          out(static_cast<Eigen::Index>(r), 0) = in(0)(nd.indices[r], 0);
+        break;
+      case OpKind::Concat: {
+        out.resize(nd.width, 1);
+        Eigen::Index r = 0;
+        for (std::size_t k = 0; k < nd.inputs.size(); ++k) {
+          out.middleRows(r, in(k).rows()) = in(k);
+          r += in(k).rows();
+        }
+        break;
+      }
+      case OpKind::ArgMax: {
+        out.resize(1, 1);
+        Eigen::Index best = 0;
+        in(0).col(0).maxCoeff(&best);
+        out(0, 0) = static_cast<double>(best);
+        break;
+      }
+      case OpKind::Lookup:
+      case OpKind::TreeEnsemble: break;  // rejected in the constructor
+    }
+  }
+
+  void dense(const Node& nd, std::size_t i, const Affine& x) {
+    Affine& out = sym[i];
+    const int n1 = x.cols;
+    out.reset(nd.width, n1);
+    const auto in_w = static_cast<int>(nd.weights.cols());
+    const auto& w = weights[i];
+    mpq_class tmp;
+    for (int r = 0; r < nd.width; ++r) {
+      mpq_class* o = out.row(r);
+      for (int j = 0; j < in_w; ++j) {
+        if (x.nonzero[static_cast<std::size_t>(j)] == 0) continue;
+        const mpq_class& wij = w[static_cast<std::size_t>(r) * static_cast<std::size_t>(in_w) + static_cast<std::size_t>(j)];
+        if (sgn(wij) == 0) continue;
+        const mpq_class* xj = x.row(j);
+        for (int k = 0; k < n1; ++k) {
+          if (sgn(xj[k]) == 0) continue;
+          mpq_mul(tmp.get_mpq_t(), wij.get_mpq_t(), xj[k].get_mpq_t());
+          mpq_add(o[k].get_mpq_t(), o[k].get_mpq_t(), tmp.get_mpq_t());
+        }
+      }
+      o[n1 - 1] += bias[i][static_cast<std::size_t>(r)];
+      out.refresh(r);
+    }
+  }
+
+  ConcolicRun run(const Eigen::VectorXd& x, const std::vector<bool>& symbolic) {
+    if (x.size() != model.input_width() || static_cast<int>(symbolic.size()) != model.input_width()) {
+      throw InputError(model.source, "",
+                       fmt::format("concolic run: model expects {} inputs, got {} values and {} flags",
+                                   model.input_width(), x.size(), symbolic.size()));
+    }
+    ConcolicRun run;
+    var_of.clear();
+    for (int k = 0; k < model.input_width(); ++k) {
+      if (symbolic[static_cast<std::size_t>(k)]) var_of.push_back(k);
+    }
+    const int n1 = static_cast<int>(var_of.size()) + 1;
+    is_sym.assign(model.nodes.size(), 0);
+    Affine s0;
+    Affine s1;
+    for (std::size_t i = 0; i < model.nodes.size(); ++i) {
+      if (!needed[i]) continue;
+      const Node& nd = model.nodes[i];
+      if (nd.op == OpKind::Input) value[i] = x;
+      concrete(nd, i);
+      bool any_sym = false;
+      for (int in : nd.inputs) any_sym = any_sym || is_sym[static_cast<std::size_t>(in)] != 0;
+      if (nd.op == OpKind::Input) any_sym = n1 > 1;
+      if (!any_sym) continue;
+      const auto id = static_cast<int>(i);
+      Affine& out = sym[i];
+      is_sym[i] = 1;
+      auto concretise = [&] {
+        is_sym[i] = 0;
+        run.concretised = true;
+        run.concretised_nodes.push_back(id);
+      };
+      switch (nd.op) {
+        case OpKind::Input: {
+          out.reset(nd.width, n1);
+          int k = 0;
+          for (int r = 0; r < nd.width; ++r) {
+            if (symbolic[static_cast<std::size_t>(r)]) {
+              out.row(r)[k++] = 1;
+            } else {
+              out.row(r)[n1 - 1] = mpq_class(x[r]);
+            }
+            out.refresh(r);
+          }
+          break;
+        }
+        case OpKind::Dense: dense(nd, i, sym[static_cast<std::size_t>(nd.inputs[0])]); break;
+        case OpKind::Add:
+        case OpKind::Sub:
+        case OpKind::Mul:
+        case OpKind::Div: {
+          const bool sa = is_sym[static_cast<std::size_t>(nd.inputs[0])] != 0;
+          const bool sb = is_sym[static_cast<std::size_t>(nd.inputs[1])] != 0;
+          const bool linear = nd.op == OpKind::Add || nd.op == OpKind::Sub || (nd.op == OpKind::Mul && !(sa && sb)) ||
+                              (nd.op == OpKind::Div && !sb);
+          if (!linear) {  // PyCT concretises non-linear arithmetic: keep the concrete value
+            concretise();
+            break;
+          }
+          const Affine& a = affine(nd.inputs[0], s0);
+          const Affine& b = affine(nd.inputs[1], s1);
+          out.reset(nd.width, n1);
+          for (int r = 0; r < nd.width; ++r) {
+            const mpq_class* pa = a.row(a.width == 1 ? 0 : r);
+            const mpq_class* pb = b.row(b.width == 1 ? 0 : r);
+            mpq_class* o = out.row(r);
+            switch (nd.op) {
+              case OpKind::Add:
+                for (int k = 0; k < n1; ++k) o[k] = pa[k] + pb[k];
+                break;
+              case OpKind::Sub:
+                for (int k = 0; k < n1; ++k) o[k] = pa[k] - pb[k];
+                break;
+              case OpKind::Mul: {
+                const mpq_class* pv = sa ? pa : pb;
+                const mpq_class& kc = sa ? pb[n1 - 1] : pa[n1 - 1];
+                for (int k = 0; k < n1; ++k) o[k] = pv[k] * kc;
+                break;
+              }
+              default: {
+                const mpq_class& d = pb[n1 - 1];
+                if (sgn(d) == 0) {
+                  if (is_sym[i] != 0) concretise();
+                  break;
+                }
+                for (int k = 0; k < n1; ++k) o[k] = pa[k] / d;
+                break;
+              }
+            }
+            out.refresh(r);
+          }
+          break;
+        }
+        case OpKind::Relu:
+        case OpKind::LeakyRelu: {
+          const Affine& a = sym[static_cast<std::size_t>(nd.inputs[0])];
+          const mpq_class alpha = nd.op == OpKind::LeakyRelu ? mpq_class(nd.alpha) : mpq_class(0);
+          out.reset(nd.width, n1);
+          for (int r = 0; r < nd.width; ++r) {
+            const double pre = value[static_cast<std::size_t>(nd.inputs[0])](r, 0);
+            const bool on = pre > 0.0;
+            if (a.has_vars[static_cast<std::size_t>(r)] != 0) {
+              const Term t = term(a, r);
+              run.path.push_back({id, r, on, false, on ? gt(t, 0) : le(t, 0), pre});
+            }
+            if (on) {
+              out.copy_row(r, a, r);
+            } else if (sgn(alpha) != 0) {
+              for (int k = 0; k < n1; ++k) out.row(r)[k] = a.row(r)[k] * alpha;
+              out.refresh(r);
+            }
+          }
+          break;
+        }
+        case OpKind::Identity: out = sym[static_cast<std::size_t>(nd.inputs[0])]; break;
+        case OpKind::Select: {
+          const Affine& a = sym[static_cast<std::size_t>(nd.inputs[0])];
+          out.reset(nd.width, n1);
+          for (int r = 0; r < nd.width; ++r) out.copy_row(r, a, nd.indices[static_cast<std::size_t>(r)]);
+          break;
+        }
+        case OpKind::Concat: {
+          out.reset(nd.width, n1);
+          int r = 0;
+          for (int in : nd.inputs) {
+            const Affine& a = affine(in, s0);
+            for (int k = 0; k < a.width; ++k) out.copy_row(r++, a, k);
+          }
+          break;
+        }
+        default: concretise(); break;  // Sigmoid, Tanh, Softmax, comparisons, Where, ArgMax, Constant
+      }
+    }
+    decide(run);
+    return run;
+  }
+
+  void decide(ConcolicRun& run) const {
+    const DecisionRule& rule = model.rule;
+    const Eigen::MatrixXd& v = value[static_cast<std::size_t>(rule.node)];
+    switch (rule.kind) {
+      case DecisionRule::Kind::Threshold: {
+        const double z = v(rule.index, 0);
+        run.label = z > rule.threshold ? 1 : 0;
+        run.decision_value = z;
+        run.decision_expr = term_of(rule.node, rule.index);
+        if (row_has_vars(rule.node, rule.index)) {
+          const Term t = Rational::from_double(rule.threshold);
+          const bool on = run.label == 1;
+          run.path.push_back({rule.node, rule.index, on, true, on ? gt(run.decision_expr, t) : le(run.decision_expr, t),
+                              z - rule.threshold});
+        }
+        break;
+      }
+      case DecisionRule::Kind::ArgMax: {
+        Eigen::Index best = 0;
+        v.col(0).maxCoeff(&best);
+        const auto w = static_cast<int>(best);
+        run.label = w;
+        run.decision_value = v(w, 0);
+        run.decision_expr = term_of(rule.node, w);
+        const auto width = static_cast<int>(v.rows());
+        for (int k = 0; k < width; ++k) {
+          if (k == w || (!row_has_vars(rule.node, k) && !row_has_vars(rule.node, w))) continue;
+          const Term zk = term_of(rule.node, k);
+          // ties go to the lower index: w beats a lower k strictly, a higher k with >=
+          const Constraint c = k < w ? gt(run.decision_expr, zk) : ge(run.decision_expr, zk);
+          run.path.push_back({rule.node, w * width + k, true, true, c, v(w, 0) - v(k, 0)});
+        }
+        break;
+      }
+      case DecisionRule::Kind::Direct:
+        run.label = static_cast<int>(std::lround(v(0, 0)));
+        run.decision_value = v(0, 0);
+        run.decision_expr = term_of(rule.node, 0);
+        if (row_has_vars(rule.node, 0)) {  // a class index computed from symbolic values: no predicate
+          run.concretised = true;
+          run.concretised_nodes.push_back(rule.node);
+        }
+        break;
+    }
+  }
+};
+
+ConcolicEvaluator::ConcolicEvaluator(const Model& model) : impl_(std::make_unique<Impl>(model)) {}
+ConcolicEvaluator::~ConcolicEvaluator() = default;
+
+ConcolicRun ConcolicEvaluator::run(const Eigen::VectorXd& x, const std::vector<bool>& symbolic_inputs) {
+  return impl_->run(x, symbolic_inputs);
+}
+
+ConcolicRun run_concolic(const Model& m, const Eigen::VectorXd& x, const std::vector<bool>& symbolic_inputs) {
+  return ConcolicEvaluator(m).run(x, symbolic_inputs);
+}
+
+}  // namespace witness
