@@ -1,4 +1,6 @@
 // witness bias MODEL --schema S --protected A[,B]: sampled Bias% with a 95% confidence interval.
+#include "fairness/bias.h"
+
 #include <fmt/format.h>
 
 #include <iostream>
@@ -7,7 +9,6 @@
 #include "cli/cli.h"
 #include "core/error.h"
 #include "domain/dataset.h"
-#include "fairness/bias.h"
 #include "model/loaders.h"
 
 namespace witness::cli {

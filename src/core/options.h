@@ -16,10 +16,10 @@ namespace witness {
 
 struct OptionSpec {
   enum class Type : std::uint8_t { Int, Real, Bool, String };
-  std::string name;     // flag name without dashes
+  std::string name;  // flag name without dashes
   Type type = Type::Int;
-  std::string fallback; // default, as text
-  double min = 0;       // range for Int and Real
+  std::string fallback;  // default, as text
+  double min = 0;        // range for Int and Real
   double max = 0;
   std::string help;
 };

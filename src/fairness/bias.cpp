@@ -31,8 +31,8 @@ struct ChunkResult {
   Eigen::VectorXd x, x_prime;
 };
 
-ChunkResult run_chunk(const Schema& schema, const std::vector<int>& prot,
-                      const BiasOptions& options, long long chunk, long long count, Evaluator<double>& ev) {
+ChunkResult run_chunk(const Schema& schema, const std::vector<int>& prot, const BiasOptions& options, long long chunk,
+                      long long count, Evaluator<double>& ev) {
   Sampler sampler(schema, mix(options.seed ^ mix(static_cast<std::uint64_t>(chunk))));
   Eigen::MatrixXd raw(schema.size(), count);
   if (options.rows != nullptr) {
@@ -75,8 +75,8 @@ BiasEstimate estimate_bias(const Model& model, const Schema& schema, const std::
                            const BiasOptions& options) {
   if (schema.model_width() != model.input_width()) {
     throw InputError(schema.source(), "",
-                     fmt::format("schema describes {} model inputs but {} has {}", schema.model_width(),
-                                 model.source, model.input_width()));
+                     fmt::format("schema describes {} model inputs but {} has {}", schema.model_width(), model.source,
+                                 model.input_width()));
   }
   if (protected_features.empty()) throw InputError("no protected attribute given (use --protected)");
   if (options.samples <= 0) throw InputError("--samples must be positive");

@@ -33,7 +33,7 @@ struct BiasEstimate {
   long long samples = 0;
   long long discriminatory = 0;  // inputs whose label changed
   double rate = 0.0;
-  double ci_low = 0.0;           // 95% Wilson score interval
+  double ci_low = 0.0;  // 95% Wilson score interval
   double ci_high = 0.0;
   // The first discriminatory pair found (raw values), if any.
   std::optional<std::pair<Eigen::VectorXd, Eigen::VectorXd>> example;

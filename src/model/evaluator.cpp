@@ -38,8 +38,8 @@ int tree_leaf(const TreeEnsemble::Tree& tree, const T* x) {
 
 // Elementwise binary op with width-1 broadcasting.
 template <typename T, typename F>
-void broadcast(const Eigen::Matrix<T, -1, -1>& a, const Eigen::Matrix<T, -1, -1>& b,
-               Eigen::Matrix<T, -1, -1>& out, F f) {
+void broadcast(const Eigen::Matrix<T, -1, -1>& a, const Eigen::Matrix<T, -1, -1>& b, Eigen::Matrix<T, -1, -1>& out,
+               F f) {
   const Eigen::Index rows = std::max(a.rows(), b.rows());
   const Eigen::Index cols = a.cols();
   out.resize(rows, cols);
@@ -125,9 +125,7 @@ void Evaluator<T>::forward(const Eigen::MatrixXd& x) {
     if (!needed_[i]) continue;
     const Node& nd = model_.nodes[i];
     Matrix& out = values_[i];
-    auto in = [&](std::size_t k) -> const Matrix& {
-      return values_[static_cast<std::size_t>(nd.inputs[k])];
-    };
+    auto in = [&](std::size_t k) -> const Matrix& { return values_[static_cast<std::size_t>(nd.inputs[k])]; };
     switch (nd.op) {
       case OpKind::Input: out = x.cast<T>(); break;
       case OpKind::Constant: out = nd.values.cast<T>().replicate(1, cols); break;
@@ -150,9 +148,7 @@ void Evaluator<T>::forward(const Eigen::MatrixXd& x) {
         out = in(0).unaryExpr([alpha](T v) { return v > T(0) ? v : alpha * v; });
         break;
       }
-      case OpKind::Sigmoid:
-        out = in(0).unaryExpr([](T v) { return T(1) / (T(1) + std::exp(-v)); });
-        break;
+      case OpKind::Sigmoid: out = in(0).unaryExpr([](T v) { return T(1) / (T(1) + std::exp(-v)); }); break;
       case OpKind::Tanh: out = in(0).array().tanh().matrix(); break;
       case OpKind::Softmax: {
         out = in(0);
@@ -191,8 +187,8 @@ void Evaluator<T>::forward(const Eigen::MatrixXd& x) {
           const auto row = static_cast<long long>(std::llround(static_cast<double>(v)));
           if (!std::isfinite(static_cast<double>(v)) || row < 0 || row >= table.rows()) {
             throw InputError(model_.source, "node '" + nd.name + "'",
-                             fmt::format("lookup index {} is outside the table's rows [0, {})",
-                                         static_cast<double>(v), table.rows()));
+                             fmt::format("lookup index {} is outside the table's rows [0, {})", static_cast<double>(v),
+                                         table.rows()));
           }
           out.col(c) = table.row(static_cast<Eigen::Index>(row)).transpose();
         }
@@ -225,8 +221,7 @@ int Evaluator<T>::label_of(Eigen::Index col) const {
   const DecisionRule& rule = model_.rule;
   const Matrix& v = values_[static_cast<std::size_t>(rule.node)];
   switch (rule.kind) {
-    case DecisionRule::Kind::Threshold:
-      return static_cast<double>(v(rule.index, col)) > rule.threshold ? 1 : 0;
+    case DecisionRule::Kind::Threshold: return static_cast<double>(v(rule.index, col)) > rule.threshold ? 1 : 0;
     case DecisionRule::Kind::ArgMax: {
       Eigen::Index best = 0;
       v.col(col).maxCoeff(&best);

@@ -19,9 +19,9 @@ namespace witness {
 enum class Precision : std::uint8_t { Float64, Float32 };
 
 struct Evaluation {
-  Eigen::MatrixXd outputs;       // [output width][batch]
-  Eigen::MatrixXd decision;      // values the decision rule reads: [rule node width][batch]
-  std::vector<int> labels;       // one per column
+  Eigen::MatrixXd outputs;   // [output width][batch]
+  Eigen::MatrixXd decision;  // values the decision rule reads: [rule node width][batch]
+  std::vector<int> labels;   // one per column
 };
 
 template <typename T>
@@ -42,8 +42,8 @@ class Evaluator {
   const Model& model_;
   std::vector<Matrix> dense_weights_;  // cast once to T
   std::vector<Matrix> dense_bias_;
-  std::vector<Matrix> values_;         // per node, [width][batch]
-  std::vector<bool> needed_;           // nodes the output or the rule depends on
+  std::vector<Matrix> values_;  // per node, [width][batch]
+  std::vector<bool> needed_;    // nodes the output or the rule depends on
 };
 
 extern template class Evaluator<double>;

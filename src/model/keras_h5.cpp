@@ -2,9 +2,16 @@
 // holds the architecture as JSON, `model_weights/<layer>/` the weights, listed by the layer
 // group's `weight_names` attribute (Keras 2.3: `<layer>/kernel:0`, `<layer>/bias:0`).
 #include <H5Cpp.h>
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -12,15 +19,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <unordered_map>
-
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <chrono>
 
 #include "core/error.h"
 #include "model/loaders.h"
@@ -620,7 +618,6 @@ Model load(const std::string& path) {
   return b.finish(x, DecisionRule{});
 }
 
-
 Model load_checked(const std::string& path) {
   const QuietHdf5 quiet;
   try {
@@ -650,7 +647,7 @@ std::optional<std::string> read_in_child(const std::string& path) {
     close(fds[0]);
     const int devnull = open("/dev/null", O_WRONLY);
     if (devnull >= 0) dup2(devnull, STDERR_FILENO);  // a crash report is not ours to print
-    std::string message;  // first byte: 'U' for UnsupportedError, 'I' for any other error
+    std::string message;                             // first byte: 'U' for UnsupportedError, 'I' for any other error
     try {
       (void)load_checked(path);
       _exit(0);
@@ -669,7 +666,8 @@ std::optional<std::string> read_in_child(const std::string& path) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kTimeoutMs);
   bool timed_out = false;
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       timed_out = true;
       break;
@@ -691,11 +689,12 @@ std::optional<std::string> read_in_child(const std::string& path) {
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (timed_out) {
-    throw InputError(path, "", fmt::format("corrupt HDF5 file: reading it did not finish within {} s", kTimeoutMs / 1000));
+    throw InputError(path, "",
+                     fmt::format("corrupt HDF5 file: reading it did not finish within {} s", kTimeoutMs / 1000));
   }
   if (WIFSIGNALED(status)) {
-    throw InputError(path, "", fmt::format("corrupt HDF5 file: the HDF5 library crashed reading it (signal {})",
-                                           WTERMSIG(status)));
+    throw InputError(
+        path, "", fmt::format("corrupt HDF5 file: the HDF5 library crashed reading it (signal {})", WTERMSIG(status)));
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return std::nullopt;
   // A sanitizer turns the crash into exit status 1, with no message on the pipe.

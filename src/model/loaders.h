@@ -18,9 +18,9 @@ namespace witness {
 
 Model load_model(const std::string& path);
 
-Model load_mlp_json(const std::string& path);   // mlp-json-v1 (Fairify networks as JSON)
-Model load_keras_h5(const std::string& path);   // Keras Sequential .h5 (Dense layers)
-Model load_onnx(const std::string& path);       // ONNX, with ai.onnx.ml trees and linear classifiers
+Model load_mlp_json(const std::string& path);  // mlp-json-v1 (Fairify networks as JSON)
+Model load_keras_h5(const std::string& path);  // Keras Sequential .h5 (Dense layers)
+Model load_onnx(const std::string& path);      // ONNX, with ai.onnx.ml trees and linear classifiers
 
 // Parses mlp-json-v1 text; `path` is only used in messages.
 Model parse_mlp_json(const std::string& text, const std::string& path);

@@ -24,8 +24,7 @@ double number(const json& v, const std::string& path, const std::string& where) 
   return v.get<double>();
 }
 
-int activation_node(ModelBuilder& b, int x, const std::string& act, const std::string& path,
-                    const std::string& where) {
+int activation_node(ModelBuilder& b, int x, const std::string& act, const std::string& path, const std::string& where) {
   if (act == "relu") return b.unary(OpKind::Relu, x, where + "/relu");
   if (act == "sigmoid") return b.unary(OpKind::Sigmoid, x, where + "/sigmoid");
   if (act == "softmax") return b.unary(OpKind::Softmax, x, where + "/softmax");
@@ -163,8 +162,12 @@ void save_mlp_json(const Model& model, const std::string& path) {
   }
   json sizes = json::array({model.input_width()});
   for (const json& l : layers) sizes.push_back(l["weights"].size());
-  json doc = {{"format", "mlp-json-v1"},   {"name", model.name},         {"source", model.source},
-              {"input_dim", model.input_width()}, {"input_names", model.input_names}, {"layer_sizes", sizes},
+  json doc = {{"format", "mlp-json-v1"},
+              {"name", model.name},
+              {"source", model.source},
+              {"input_dim", model.input_width()},
+              {"input_names", model.input_names},
+              {"layer_sizes", sizes},
               {"layers", layers}};
   std::ofstream out(path);
   if (!out) throw InputError(path, "", "cannot write file");

@@ -335,14 +335,16 @@ int ModelBuilder::tree_ensemble(int x, std::shared_ptr<const TreeEnsemble> trees
       }
     }
     for (const auto& leaf : tree.leaves) {
-      if (leaf.node < 0 || leaf.node >= count || tree.nodes[static_cast<std::size_t>(leaf.node)].mode !=
-                                                     TreeEnsemble::Mode::Leaf) {
+      if (leaf.node < 0 || leaf.node >= count ||
+          tree.nodes[static_cast<std::size_t>(leaf.node)].mode != TreeEnsemble::Mode::Leaf) {
         fail(where, fmt::format("tree {} has a weight for node {}, which is not a leaf", t, leaf.node));
       }
       if (leaf.target < 0 || leaf.target >= trees->n_targets) {
-        fail(where, fmt::format("tree {} leaf {} targets output {} of {}", t, leaf.node, leaf.target, trees->n_targets));
+        fail(where,
+             fmt::format("tree {} leaf {} targets output {} of {}", t, leaf.node, leaf.target, trees->n_targets));
       }
-      if (!std::isfinite(leaf.weight)) fail(where, fmt::format("tree {} leaf {} has a non-finite weight", t, leaf.node));
+      if (!std::isfinite(leaf.weight))
+        fail(where, fmt::format("tree {} leaf {} has a non-finite weight", t, leaf.node));
     }
   }
   Node n;

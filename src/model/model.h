@@ -21,10 +21,10 @@
 namespace witness {
 
 enum class OpKind : std::uint8_t {
-  Input,      // the model input vector
-  Constant,   // a constant vector (`values`)
-  Dense,      // W x + b  (Gemm, MatMul with a constant, Keras Dense)
-  Add,        // elementwise; a width-1 operand broadcasts
+  Input,     // the model input vector
+  Constant,  // a constant vector (`values`)
+  Dense,     // W x + b  (Gemm, MatMul with a constant, Keras Dense)
+  Add,       // elementwise; a width-1 operand broadcasts
   Sub,
   Mul,
   Div,
@@ -33,17 +33,17 @@ enum class OpKind : std::uint8_t {
   Sigmoid,
   Tanh,
   Softmax,
-  Identity,   // also Flatten/Reshape of a vector
-  Less,       // comparisons give 1.0 or 0.0
+  Identity,  // also Flatten/Reshape of a vector
+  Less,      // comparisons give 1.0 or 0.0
   LessEqual,
   Greater,
   GreaterEqual,
   Equal,
-  Where,      // inputs (cond, a, b): cond != 0 ? a : b, elementwise
-  Select,     // out[i] = in[indices[i]]  (Gather with constant indices, Slice)
-  Lookup,     // inputs (index): out = table row round(index), as ONNX Gather on a constant table
+  Where,   // inputs (cond, a, b): cond != 0 ? a : b, elementwise
+  Select,  // out[i] = in[indices[i]]  (Gather with constant indices, Slice)
+  Lookup,  // inputs (index): out = table row round(index), as ONNX Gather on a constant table
   Concat,
-  ArgMax,     // index of the largest entry, ties to the lowest index
+  ArgMax,  // index of the largest entry, ties to the lowest index
   TreeEnsemble,
 };
 
@@ -53,13 +53,13 @@ struct TreeEnsemble {
   enum class Aggregate : std::uint8_t { Sum, Average, Min, Max };
   struct Node {
     Mode mode = Mode::Leaf;
-    int feature = 0;          // input coordinate compared
+    int feature = 0;  // input coordinate compared
     double threshold = 0.0;
-    int true_child = -1;      // index into the tree's nodes
+    int true_child = -1;  // index into the tree's nodes
     int false_child = -1;
     bool missing_tracks_true = false;
   };
-  struct Leaf {               // contribution of a leaf to one output
+  struct Leaf {  // contribution of a leaf to one output
     int node = 0;
     int target = 0;
     double weight = 0.0;
@@ -69,7 +69,7 @@ struct TreeEnsemble {
     std::vector<Leaf> leaves;
   };
   std::vector<Tree> trees;
-  int n_targets = 1;          // outputs: classes (classifier) or targets (regressor)
+  int n_targets = 1;  // outputs: classes (classifier) or targets (regressor)
   Aggregate aggregate = Aggregate::Sum;
   std::vector<double> base_values;  // empty or n_targets values
   bool classifier = false;
@@ -84,14 +84,14 @@ struct TreeEnsemble {
 
 struct Node {
   OpKind op = OpKind::Identity;
-  std::string name;           // from the source file, for messages
-  std::vector<int> inputs;    // node ids
-  int width = 0;              // length of the value vector
+  std::string name;         // from the source file, for messages
+  std::vector<int> inputs;  // node ids
+  int width = 0;            // length of the value vector
 
-  Eigen::MatrixXd weights;    // Dense: [width][input width]; Lookup: [rows][width]
-  Eigen::VectorXd values;     // Constant values; Dense bias
-  double alpha = 0.0;         // LeakyRelu slope
-  std::vector<int> indices;   // Select
+  Eigen::MatrixXd weights;                    // Dense: [width][input width]; Lookup: [rows][width]
+  Eigen::VectorXd values;                     // Constant values; Dense bias
+  double alpha = 0.0;                         // LeakyRelu slope
+  std::vector<int> indices;                   // Select
   std::shared_ptr<const TreeEnsemble> trees;  // TreeEnsemble
 };
 
@@ -115,13 +115,13 @@ struct DecisionRule {
 class Model {
  public:
   std::string name;
-  std::string source;                    // file it was loaded from
-  std::string format;                    // "mlp-json-v1", "keras-h5", "onnx"
-  std::vector<Node> nodes;               // topological order; nodes[input] is OpKind::Input
+  std::string source;       // file it was loaded from
+  std::string format;       // "mlp-json-v1", "keras-h5", "onnx"
+  std::vector<Node> nodes;  // topological order; nodes[input] is OpKind::Input
   int input = 0;
   int output = 0;
-  std::vector<std::string> input_names;  // one per input coordinate
-  std::vector<std::string> output_names; // one per output coordinate
+  std::vector<std::string> input_names;   // one per input coordinate
+  std::vector<std::string> output_names;  // one per output coordinate
   DecisionRule rule;
 
   [[nodiscard]] int input_width() const { return nodes[input].width; }

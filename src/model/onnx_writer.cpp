@@ -27,7 +27,8 @@ class Writer {
   onnx::NodeProto* add(const std::string& op, std::vector<std::string> inputs, const std::string& output,
                        const std::string& domain = "");
   std::string init(const std::string& name, const std::vector<std::int64_t>& dims, const std::vector<double>& data);
-  std::string init_ints(const std::string& name, const std::vector<std::int64_t>& dims, const std::vector<std::int64_t>& data);
+  std::string init_ints(const std::string& name, const std::vector<std::int64_t>& dims,
+                        const std::vector<std::int64_t>& data);
   static void attr(onnx::NodeProto* n, const std::string& name, std::int64_t v);
   static void attr(onnx::NodeProto* n, const std::string& name, float v);
   static void attr(onnx::NodeProto* n, const std::string& name, const std::string& v);
@@ -58,7 +59,8 @@ onnx::NodeProto* Writer::add(const std::string& op, std::vector<std::string> inp
   return n;
 }
 
-std::string Writer::init(const std::string& name, const std::vector<std::int64_t>& dims, const std::vector<double>& data) {
+std::string Writer::init(const std::string& name, const std::vector<std::int64_t>& dims,
+                         const std::vector<double>& data) {
   Proto* t = g_->add_initializer();
   t->set_name(name);
   t->set_data_type(Proto::DOUBLE);

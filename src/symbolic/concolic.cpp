@@ -212,7 +212,8 @@ struct ConcolicEvaluator::Impl {
       mpq_class* o = out.row(r);
       for (int j = 0; j < in_w; ++j) {
         if (x.nonzero[static_cast<std::size_t>(j)] == 0) continue;
-        const mpq_class& wij = w[static_cast<std::size_t>(r) * static_cast<std::size_t>(in_w) + static_cast<std::size_t>(j)];
+        const mpq_class& wij =
+            w[static_cast<std::size_t>(r) * static_cast<std::size_t>(in_w) + static_cast<std::size_t>(j)];
         if (sgn(wij) == 0) continue;
         const mpq_class* xj = x.row(j);
         for (int k = 0; k < n1; ++k) {

@@ -115,8 +115,8 @@ TEST(Bias, DrawsFromDataRows) {
 TEST(Bias, RejectsMismatchedSchemaAndBadCounts) {
   const Schema s = parse_schema(kSchema);
   ModelBuilder mb("two", {"a", "b"});
-  const Model two = mb.finish(mb.dense(mb.input(), Eigen::MatrixXd::Ones(1, 2), Eigen::VectorXd::Zero(1)),
-                              DecisionRule{});
+  const Model two =
+      mb.finish(mb.dense(mb.input(), Eigen::MatrixXd::Ones(1, 2), Eigen::VectorXd::Zero(1)), DecisionRule{});
   BiasOptions o;
   EXPECT_THROW(estimate_bias(two, s, {1}, o), InputError);
   o.samples = 0;

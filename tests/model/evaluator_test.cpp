@@ -55,9 +55,9 @@ TEST(Evaluator, ElementwiseOpsWhereLookupConcat) {
   int v = b.select(b.input(), {1});
   Eigen::MatrixXd table(3, 2);
   table << 10, 11, 20, 21, 30, 31;
-  int row = b.lookup(i, table, "q");                       // [t(i,0), t(i,1)]
+  int row = b.lookup(i, table, "q");  // [t(i,0), t(i,1)]
   int two = b.constant(Eigen::VectorXd::Constant(1, 2.0));
-  int gt = b.binary(OpKind::Greater, v, two);              // v > 2
+  int gt = b.binary(OpKind::Greater, v, two);  // v > 2
   int sel = b.where(gt, b.binary(OpKind::Mul, v, two), b.binary(OpKind::Div, v, two));
   int cat = b.concat({row, sel, b.binary(OpKind::Sub, v, two), b.argmax(row)});
   Model m = b.finish(cat, DecisionRule::direct(cat));
@@ -69,7 +69,7 @@ TEST(Evaluator, ElementwiseOpsWhereLookupConcat) {
   EXPECT_DOUBLE_EQ(r.outputs(2, 0), 6);    // 3 > 2 -> 3 * 2
   EXPECT_DOUBLE_EQ(r.outputs(2, 1), 0.5);  // 1 / 2
   EXPECT_DOUBLE_EQ(r.outputs(3, 1), -1);
-  EXPECT_DOUBLE_EQ(r.outputs(4, 0), 1);    // argmax of [30, 31]
+  EXPECT_DOUBLE_EQ(r.outputs(4, 0), 1);  // argmax of [30, 31]
   Eigen::MatrixXd bad(2, 1);
   bad << 7, 0;
   EXPECT_THROW(evaluate(m, bad), InputError);  // row 7 is not in the table
