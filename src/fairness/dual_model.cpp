@@ -45,37 +45,6 @@ std::vector<int> range(int from, int to) {
   return v;
 }
 
-// Adds a copy of `n` reading `inputs` (ids in the builder).
-int clone(ModelBuilder& b, const Node& n, const std::vector<int>& in, const std::string& name) {
-  switch (n.op) {
-    case OpKind::Input: break;
-    case OpKind::Constant: return b.constant(n.values, name);
-    case OpKind::Dense: return b.dense(in[0], n.weights, n.values, name);
-    case OpKind::Add:
-    case OpKind::Sub:
-    case OpKind::Mul:
-    case OpKind::Div:
-    case OpKind::Less:
-    case OpKind::LessEqual:
-    case OpKind::Greater:
-    case OpKind::GreaterEqual:
-    case OpKind::Equal: return b.binary(n.op, in[0], in[1], name);
-    case OpKind::Relu:
-    case OpKind::LeakyRelu:
-    case OpKind::Sigmoid:
-    case OpKind::Tanh:
-    case OpKind::Softmax:
-    case OpKind::Identity: return b.unary(n.op, in[0], name, n.alpha);
-    case OpKind::Where: return b.where(in[0], in[1], in[2], name);
-    case OpKind::Select: return b.select(in[0], n.indices, name);
-    case OpKind::Lookup: return b.lookup(in[0], n.weights, name);
-    case OpKind::Concat: return b.concat(in, name);
-    case OpKind::ArgMax: return b.argmax(in[0], name);
-    case OpKind::TreeEnsemble: return b.tree_ensemble(in[0], n.trees, name);
-  }
-  throw InternalError(std::string("dual model: cannot copy a node of kind ") + op_name(n.op));
-}
-
 struct Copies {
   int z1 = -1;  // the rule's node in each copy
   int z2 = -1;
@@ -132,8 +101,8 @@ Copies duplicated(ModelBuilder& b, const Model& m, const std::vector<int>& x_pri
       in1.push_back(map1[ks]);
       in2.push_back(map2[ks]);
     }
-    map1[i] = clone(b, nd, in1, nd.name);
-    map2[i] = reads_input[i] ? clone(b, nd, in2, nd.name + "'") : map1[i];
+    map1[i] = b.copy_node(nd, in1, nd.name);
+    map2[i] = reads_input[i] ? b.copy_node(nd, in2, nd.name + "'") : map1[i];
   }
   return {map1[static_cast<std::size_t>(m.rule.node)], map2[static_cast<std::size_t>(m.rule.node)]};
 }

@@ -356,6 +356,37 @@ int ModelBuilder::tree_ensemble(int x, std::shared_ptr<const TreeEnsemble> trees
   return add(std::move(n));
 }
 
+int ModelBuilder::copy_node(const Node& n, const std::vector<int>& in, const std::string& where) {
+  if (in.size() != n.inputs.size()) fail(where, fmt::format("copy of a {} with {} inputs", op_name(n.op), in.size()));
+  switch (n.op) {
+    case OpKind::Input: break;
+    case OpKind::Constant: return constant(n.values, where);
+    case OpKind::Dense: return dense(in[0], n.weights, n.values, where);
+    case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::Mul:
+    case OpKind::Div:
+    case OpKind::Less:
+    case OpKind::LessEqual:
+    case OpKind::Greater:
+    case OpKind::GreaterEqual:
+    case OpKind::Equal: return binary(n.op, in[0], in[1], where);
+    case OpKind::Relu:
+    case OpKind::LeakyRelu:
+    case OpKind::Sigmoid:
+    case OpKind::Tanh:
+    case OpKind::Softmax:
+    case OpKind::Identity: return unary(n.op, in[0], where, n.alpha);
+    case OpKind::Where: return this->where(in[0], in[1], in[2], where);
+    case OpKind::Select: return select(in[0], n.indices, where);
+    case OpKind::Lookup: return lookup(in[0], n.weights, where);
+    case OpKind::Concat: return concat(in, where);
+    case OpKind::ArgMax: return argmax(in[0], where);
+    case OpKind::TreeEnsemble: return tree_ensemble(in[0], n.trees, where);
+  }
+  throw InternalError(std::string("ModelBuilder::copy_node: cannot copy a node of kind ") + op_name(n.op));
+}
+
 Model ModelBuilder::finish(int output, DecisionRule rule, std::vector<std::string> output_names) {
   check_id(output, "output");
   model_.output = output;

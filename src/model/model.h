@@ -148,6 +148,8 @@ class ModelBuilder {
   int concat(const std::vector<int>& parts, const std::string& where = {});
   int argmax(int x, const std::string& where = {});
   int tree_ensemble(int x, std::shared_ptr<const TreeEnsemble> trees, const std::string& where = {});
+  // A copy of `n` (from any model) reading `inputs`, ids of this builder.
+  int copy_node(const Node& n, const std::vector<int>& inputs, const std::string& where);
   int relu(int x, const std::string& where = {}) { return unary(OpKind::Relu, x, where); }
   int sigmoid(int x, const std::string& where = {}) { return unary(OpKind::Sigmoid, x, where); }
 
