@@ -39,6 +39,33 @@ const char* op_name(OpKind op) {
   return "?";
 }
 
+bool is_elementwise_binary(OpKind op) {
+  switch (op) {
+    case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::Mul:
+    case OpKind::Div:
+    case OpKind::Less:
+    case OpKind::LessEqual:
+    case OpKind::Greater:
+    case OpKind::GreaterEqual:
+    case OpKind::Equal: return true;
+    default: return false;
+  }
+}
+
+bool is_unary(OpKind op) {
+  switch (op) {
+    case OpKind::Relu:
+    case OpKind::LeakyRelu:
+    case OpKind::Sigmoid:
+    case OpKind::Tanh:
+    case OpKind::Softmax:
+    case OpKind::Identity: return true;
+    default: return false;
+  }
+}
+
 int TreeEnsemble::leaf_of(int t, const double* x, std::ptrdiff_t stride) const {
   const Tree& tree = trees[static_cast<std::size_t>(t)];
   int id = 0;
@@ -190,15 +217,7 @@ int ModelBuilder::dense(int x, Eigen::MatrixXd weights, Eigen::VectorXd bias, co
 
 int ModelBuilder::unary(OpKind op, int x, const std::string& where, double alpha) {
   check_id(x, where);
-  switch (op) {
-    case OpKind::Relu:
-    case OpKind::LeakyRelu:
-    case OpKind::Sigmoid:
-    case OpKind::Tanh:
-    case OpKind::Softmax:
-    case OpKind::Identity: break;
-    default: throw InternalError(std::string("ModelBuilder::unary: not a unary op: ") + op_name(op));
-  }
+  if (!is_unary(op)) throw InternalError(std::string("ModelBuilder::unary: not a unary op: ") + op_name(op));
   if (!std::isfinite(alpha)) fail(where, "alpha is NaN or infinite");
   Node n;
   n.op = op;
@@ -212,17 +231,8 @@ int ModelBuilder::unary(OpKind op, int x, const std::string& where, double alpha
 int ModelBuilder::binary(OpKind op, int a, int b, const std::string& where) {
   check_id(a, where);
   check_id(b, where);
-  switch (op) {
-    case OpKind::Add:
-    case OpKind::Sub:
-    case OpKind::Mul:
-    case OpKind::Div:
-    case OpKind::Less:
-    case OpKind::LessEqual:
-    case OpKind::Greater:
-    case OpKind::GreaterEqual:
-    case OpKind::Equal: break;
-    default: throw InternalError(std::string("ModelBuilder::binary: not a binary op: ") + op_name(op));
+  if (!is_elementwise_binary(op)) {
+    throw InternalError(std::string("ModelBuilder::binary: not a binary op: ") + op_name(op));
   }
   const int wa = width(a);
   const int wb = width(b);
@@ -358,31 +368,18 @@ int ModelBuilder::tree_ensemble(int x, std::shared_ptr<const TreeEnsemble> trees
 
 int ModelBuilder::copy_node(const Node& n, const std::vector<int>& in, const std::string& where) {
   if (in.size() != n.inputs.size()) fail(where, fmt::format("copy of a {} with {} inputs", op_name(n.op), in.size()));
+  if (is_elementwise_binary(n.op)) return binary(n.op, in[0], in[1], where);
+  if (is_unary(n.op)) return unary(n.op, in[0], where, n.alpha);
   switch (n.op) {
-    case OpKind::Input: break;
     case OpKind::Constant: return constant(n.values, where);
     case OpKind::Dense: return dense(in[0], n.weights, n.values, where);
-    case OpKind::Add:
-    case OpKind::Sub:
-    case OpKind::Mul:
-    case OpKind::Div:
-    case OpKind::Less:
-    case OpKind::LessEqual:
-    case OpKind::Greater:
-    case OpKind::GreaterEqual:
-    case OpKind::Equal: return binary(n.op, in[0], in[1], where);
-    case OpKind::Relu:
-    case OpKind::LeakyRelu:
-    case OpKind::Sigmoid:
-    case OpKind::Tanh:
-    case OpKind::Softmax:
-    case OpKind::Identity: return unary(n.op, in[0], where, n.alpha);
     case OpKind::Where: return this->where(in[0], in[1], in[2], where);
     case OpKind::Select: return select(in[0], n.indices, where);
     case OpKind::Lookup: return lookup(in[0], n.weights, where);
     case OpKind::Concat: return concat(in, where);
     case OpKind::ArgMax: return argmax(in[0], where);
     case OpKind::TreeEnsemble: return tree_ensemble(in[0], n.trees, where);
+    default: break;
   }
   throw InternalError(std::string("ModelBuilder::copy_node: cannot copy a node of kind ") + op_name(n.op));
 }

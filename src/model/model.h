@@ -166,6 +166,10 @@ class ModelBuilder {
 };
 
 [[nodiscard]] const char* op_name(OpKind op);
+// Add, Sub, Mul, Div and the comparisons: two inputs, elementwise, width-1 operands broadcast.
+[[nodiscard]] bool is_elementwise_binary(OpKind op);
+// Relu, LeakyRelu, Sigmoid, Tanh, Softmax, Identity: one input, same width.
+[[nodiscard]] bool is_unary(OpKind op);
 
 // The default rule for a network's output node: one output -> threshold on the logit (looking
 // through a final Sigmoid: sigmoid(z) > 0.5 iff z > 0); several -> argmax (through a final Softmax).

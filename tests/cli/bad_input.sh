@@ -3,31 +3,7 @@
 # never a crash (exit >= 128) or a hang (each run is bounded by `timeout`).
 # Usage: bad_input.sh WITNESS_EXE SOURCE_DIR
 set -u
-W=$1
-SRC=$2
-B=$SRC/benchmarks/fairify
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-passes=0
-
-# expect_input_error NAME NEEDLE CMD...: exit 2, stderr has one error: line containing NEEDLE.
-expect_input_error() {
-  local name=$1 needle=$2
-  shift 2
-  local err rc
-  err=$(timeout 60 "$@" 2>&1 >/dev/null)
-  rc=$?
-  local lines
-  lines=$(printf '%s\n' "$err" | grep -c '^error:')
-  if [[ $rc -ne 2 || $lines -ne 1 || "$err" != *"$needle"* ]]; then
-    echo "FAIL $name: rc=$rc (want 2), error lines=$lines, stderr:"
-    printf '%s\n' "$err" | head -5
-    fails=$((fails + 1))
-  else
-    passes=$((passes + 1))
-  fi
-}
+source "$(dirname "$0")/lib.bash"
 
 # --- models ---------------------------------------------------------------------------------
 head -c 1000 "$B/models/adult/AC1.h5" >"$T/trunc.h5"
@@ -90,5 +66,4 @@ expect_input_error "bad samples" "samples" "$W" bias "$B/models/adult/AC1.json" 
 expect_input_error "bad seed" "seed" "$W" bias "$B/models/adult/AC1.json" --schema "$B/adult.toml" --protected sex --seed x
 expect_input_error "unknown command" "frobnicate" "$W" frobnicate
 
-echo "$passes passed, $fails failed"
-[[ $fails -eq 0 ]]
+finish

@@ -4,23 +4,8 @@
 # first-layer weights of a feature, after which Bias% for it is exactly 0; errors exit with 2.
 # Usage: dual_transform.sh WITNESS_EXE SOURCE_DIR
 set -u
-W=$1
-B=$2/benchmarks/fairify
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-passes=0
-check() {  # check NAME CONDITION-EXIT-CODE
-  if [[ $2 -eq 0 ]]; then passes=$((passes + 1)); else echo "FAIL $1"; fails=$((fails + 1)); fi
-}
-expect_error() {  # expect_error NAME SUBSTRING COMMAND...: exit code 2 and an error line naming SUBSTRING
-  local name=$1 sub=$2
-  shift 2
-  "$@" >"$T/out" 2>"$T/err"
-  local rc=$?
-  [[ $rc -eq 2 ]] && grep -q "^error: .*$sub" "$T/err"
-  check "$name (rc $rc: $(head -c 200 "$T/err"))" $?
-}
+source "$(dirname "$0")/lib.bash"
+
 AC1=$B/models/adult/AC1.h5
 ADULT=$B/adult.toml
 
@@ -63,10 +48,10 @@ check "dual label = (AC1(x) != AC1(x with sex flipped)) on every row" $?
 grep -q '^1$' "$T/differ"
 check "some row of adult.csv is discriminatory for AC1" $?
 
-expect_error "dual to .json" "ONNX" "$W" dual "$AC1" --schema "$ADULT" -o "$T/dual.json"
-expect_error "dual with an unknown protected feature" "gender" \
+expect_input_error "dual to .json" "ONNX" "$W" dual "$AC1" --schema "$ADULT" -o "$T/dual.json"
+expect_input_error "dual with an unknown protected feature" "gender" \
   "$W" dual "$AC1" --schema "$ADULT" --protected gender -o "$T/x.onnx"
-expect_error "dual with a schema of another width" "model inputs" \
+expect_input_error "dual with a schema of another width" "model inputs" \
   "$W" dual "$AC1" --schema "$B/german.toml" -o "$T/x.onnx"
 
 # transform: zeroed sex -> Bias% 0 exactly, in both formats; the dual of it never says 1.
@@ -98,17 +83,16 @@ check "transform --scale-inputs sex,race --factor 1e-3" $?
 "$W" bias "$T/near.json" --schema "$ADULT" --protected sex --samples 2000 >"$T/out" 2>&1
 check "bias of the scaled model" $?
 
-expect_error "transform without a feature list" "zero-inputs" "$W" transform "$AC1" --schema "$ADULT" -o "$T/x.onnx"
-expect_error "transform with both lists" "zero-inputs" \
+expect_input_error "transform without a feature list" "zero-inputs" "$W" transform "$AC1" --schema "$ADULT" -o "$T/x.onnx"
+expect_input_error "transform with both lists" "zero-inputs" \
   "$W" transform "$AC1" --schema "$ADULT" --zero-inputs sex --scale-inputs race --factor 2 -o "$T/x.onnx"
-expect_error "transform --scale-inputs without --factor" "factor" \
+expect_input_error "transform --scale-inputs without --factor" "factor" \
   "$W" transform "$AC1" --schema "$ADULT" --scale-inputs sex -o "$T/x.onnx"
-expect_error "transform --factor inf" "factor" \
+expect_input_error "transform --factor inf" "factor" \
   "$W" transform "$AC1" --schema "$ADULT" --scale-inputs sex --factor inf -o "$T/x.onnx"
-expect_error "transform an unknown feature" "sexx" \
+expect_input_error "transform an unknown feature" "sexx" \
   "$W" transform "$AC1" --schema "$ADULT" --zero-inputs sexx -o "$T/x.onnx"
-expect_error "transform to an unknown format" "x.txt" \
+expect_input_error "transform to an unknown format" "x.txt" \
   "$W" transform "$AC1" --schema "$ADULT" --zero-inputs sex -o "$T/x.txt"
 
-echo "$passes passed, $fails failed"
-[[ $fails -eq 0 ]]
+finish

@@ -4,15 +4,8 @@
 # the float32 forward pass agrees too (the networks were trained and saved in float32).
 # Usage: models.sh WITNESS_EXE SOURCE_DIR
 set -u
-W=$1
-B=$2/benchmarks/fairify
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-passes=0
-check() {  # check NAME CONDITION-EXIT-CODE
-  if [[ $2 -eq 0 ]]; then passes=$((passes + 1)); else echo "FAIL $1"; fails=$((fails + 1)); fi
-}
+source "$(dirname "$0")/lib.bash"
+
 for h5 in "$B"/models/*/*.h5; do
   name=$(basename "$h5" .h5)
   dir=$(dirname "$h5")
@@ -45,5 +38,4 @@ for h5 in "$B"/models/*/*.h5; do
   cmp -s "$T/h5.labels" "$T/f32.labels"
   check "$name: float64 and float32 labels identical" $?
 done
-echo "$passes passed, $fails failed"
-[[ $fails -eq 0 ]]
+finish

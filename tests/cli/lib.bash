@@ -1,0 +1,32 @@
+# Shared by the CLI test scripts (tests/cli/*.sh): source it after `set -u`.
+#   W: the witness executable, SRC: the source tree, B: the bundled Fairify benchmark, T: a temp dir.
+# Each script ends with `finish`, which prints the "N passed, M failed" line and sets the exit code.
+W=$1
+SRC=$2
+B=$SRC/benchmarks/fairify
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+passes=0
+
+check() {  # check NAME EXIT-CODE: passes when EXIT-CODE is 0
+  if [[ $2 -eq 0 ]]; then passes=$((passes + 1)); else echo "FAIL $1"; fails=$((fails + 1)); fi
+}
+
+# expect_input_error NAME NEEDLE CMD...: exit code 2 and exactly one `error:` line on stderr, which
+# contains NEEDLE; never a crash or a hang (each run is bounded by `timeout`).
+expect_input_error() {
+  local name=$1 needle=$2
+  shift 2
+  local err rc lines
+  err=$(timeout 60 "$@" 2>&1 >/dev/null)
+  rc=$?
+  lines=$(printf '%s\n' "$err" | grep -c '^error:')
+  [[ $rc -eq 2 && $lines -eq 1 && "$err" == *"$needle"* ]]
+  check "$name: rc=$rc (want 2), error lines=$lines (want 1), stderr: $(printf '%s' "$err" | head -c 300)" $?
+}
+
+finish() {
+  echo "$passes passed, $fails failed"
+  [[ $fails -eq 0 ]]
+}
