@@ -24,6 +24,8 @@ void add_schema_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
 void add_dual_command(CLI::App& app);
 void add_transform_command(CLI::App& app);
+// `status` receives the verdict's exit code (0 verified, 10 witness, 20 inconclusive).
+void add_fair_command(CLI::App& app, int& status);
 
 // Adds the named flags of option_table() (seed, threads, time-limit, verbose) to a subcommand;
 // apply_env_options() moves their values into env.options when the subcommand runs.
@@ -39,6 +41,8 @@ std::string label_name(const Model& model, int label);
 std::vector<std::string> split_list(const std::string& text);
 // Prints a JSON document on stdout (the only thing on stdout with --json).
 void print_json(const nlohmann::json& doc);
+// A raw row as a JSON object: feature name -> category label, or integer, or real.
+nlohmann::json named_row(const Schema& s, const Eigen::VectorXd& raw);
 // Number of parameters (weights, biases, table entries, tree leaves) in a model.
 long long count_parameters(const Model& m);
 

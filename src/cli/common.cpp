@@ -70,4 +70,20 @@ long long count_parameters(const Model& m) {
   return n;
 }
 
+nlohmann::json named_row(const Schema& s, const Eigen::VectorXd& raw) {
+  nlohmann::json out = nlohmann::json::object();
+  for (int i = 0; i < s.size(); ++i) {
+    const Feature& f = s.feature(i);
+    // Categories by label, numbers as JSON numbers.
+    if (f.kind == FeatureKind::Categorical || f.kind == FeatureKind::Boolean) {
+      out[f.name] = s.display(i, raw(i));
+    } else if (f.integral()) {
+      out[f.name] = static_cast<long long>(raw(i));
+    } else {
+      out[f.name] = raw(i);
+    }
+  }
+  return out;
+}
+
 }  // namespace witness::cli

@@ -39,6 +39,8 @@ int main(int argc, char** argv) {
   witness::cli::add_convert_command(app);
   witness::cli::add_dual_command(app);
   witness::cli::add_transform_command(app);
+  int status = 0;  // set by commands that answer with a verdict
+  witness::cli::add_fair_command(app, status);
   // CLI11 answers a mistyped command with "A subcommand is required"; name it instead.
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;
@@ -73,5 +75,5 @@ int main(int argc, char** argv) {
     std::cerr << "error: internal: " << printable(e.what()) << '\n';
     return 1;
   }
-  return 0;
+  return status;
 }

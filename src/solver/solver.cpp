@@ -1,6 +1,7 @@
 #include "solver/solver.h"
 
 #include "core/error.h"
+#include "solver/lp_guess.h"
 
 namespace witness {
 
@@ -27,11 +28,12 @@ bool Solver::holds(const Constraint& c) const {
 
 std::unique_ptr<Solver> make_solver(const std::string& backend) {
   if (backend == "z3") return detail::make_z3_solver();
+  if (backend == "lp+z3") return with_lp_guess(detail::make_z3_solver());
   std::string known;
   for (const std::string& b : solver_backends()) known += (known.empty() ? "" : ", ") + b;
   throw UnsupportedError("", "solver backend '" + backend + "'", "not available (known: " + known + ")");
 }
 
-std::vector<std::string> solver_backends() { return {"z3"}; }
+std::vector<std::string> solver_backends() { return {"z3", "lp+z3"}; }
 
 }  // namespace witness

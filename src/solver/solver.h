@@ -28,7 +28,9 @@ struct SolverStats {
   std::int64_t sat = 0;
   std::int64_t unsat = 0;
   std::int64_t unknown = 0;
-  double seconds = 0.0;  // wall time spent inside check()
+  double seconds = 0.0;      // wall time spent inside check()
+  std::int64_t guessed = 0;  // Sat answers found by a rounded LP point, without the exact backend
+  std::int64_t refuted = 0;  // Unsat answers from LP duals checked in exact arithmetic
 };
 
 class Solver {
@@ -69,7 +71,7 @@ class Solver {
   [[nodiscard]] virtual const SolverStats& stats() const = 0;
 };
 
-// "z3". Unknown names: UnsupportedError.
+// "z3", or "lp+z3" (Z3 behind the LP guess of lp_guess.h). Unknown names: UnsupportedError.
 std::unique_ptr<Solver> make_solver(const std::string& backend = "z3");
 std::vector<std::string> solver_backends();
 

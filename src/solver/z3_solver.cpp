@@ -1,11 +1,14 @@
 // Z3 backend of Solver. Every number reaches Z3 as an exact integer or rational numeral; one
 // z3::context per solver, so solvers in different threads are independent.
+#include <fmt/format.h>
 #include <z3++.h>
 
 #include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <unordered_map>
 #include <utility>
 
@@ -110,6 +113,9 @@ class Z3Solver final : public Solver {
     }
     const auto start = std::chrono::steady_clock::now();
     CheckResult result = CheckResult::Unknown;
+    if (const char* dir = std::getenv("WITNESS_DUMP_SMT2")) {  // debugging aid: one file per query
+      std::ofstream(fmt::format("{}/q{:05d}.smt2", dir, stats_.checks)) << solver_.to_smt2();
+    }
     try {
       z3::params p(ctx_);
       p.set("timeout", ms);

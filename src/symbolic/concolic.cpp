@@ -49,6 +49,7 @@ struct Affine {
 
 struct ConcolicEvaluator::Impl {
   const Model& model;
+  std::vector<DecisionRule> rules;              // read in this order at the end of a run
   std::vector<bool> needed;                     // nodes the decision rule depends on
   std::vector<std::vector<mpq_class>> weights;  // Dense: [rows * cols], row-major
   std::vector<std::vector<mpq_class>> bias;
@@ -57,10 +58,14 @@ struct ConcolicEvaluator::Impl {
   std::vector<char> is_sym;
   std::vector<int> var_of;  // column -> model input index
 
-  explicit Impl(const Model& m) : model(m) {
+  Impl(const Model& m, std::vector<DecisionRule> decisions) : model(m), rules(std::move(decisions)) {
+    if (rules.empty()) rules.push_back(m.rule);
     const std::size_t n = m.nodes.size();
     needed.assign(n, false);
-    needed[static_cast<std::size_t>(m.rule.node)] = true;
+    for (const DecisionRule& r : rules) {
+      if (r.node < 0 || r.node >= static_cast<int>(n)) throw InternalError("concolic: decision node out of range");
+      needed[static_cast<std::size_t>(r.node)] = true;
+    }
     for (std::size_t i = n; i-- > 0;) {
       if (!needed[i]) continue;
       for (int in : m.nodes[i].inputs) needed[static_cast<std::size_t>(in)] = true;
@@ -331,6 +336,11 @@ struct ConcolicEvaluator::Impl {
             if (a.has_vars[static_cast<std::size_t>(r)] != 0) {
               const Term t = term(a, r);
               run.path.push_back({id, r, on, false, on ? gt(t, 0) : le(t, 0), pre});
+            } else if ((sgn(a.row(r)[n1 - 1]) > 0) != on) {
+              // The exact constant disagrees with double rounding: this path is empty in exact
+              // arithmetic. A false step keeps the run faithful to double and any claim of
+              // exhaustiveness sound (its sibling diverges).
+              run.path.push_back({id, r, on, false, Constraint::constant(false), pre});
             }
             if (on) {
               out.copy_row(r, a, r);
@@ -360,12 +370,25 @@ struct ConcolicEvaluator::Impl {
         default: concretise(); break;  // Sigmoid, Tanh, Softmax, comparisons, Where, ArgMax, Constant
       }
     }
-    decide(run);
+    for (std::size_t k = 0; k < rules.size(); ++k) {
+      ConcolicRun part;
+      decide(rules[k], part);
+      if (k == 0) {
+        run.label = part.label;
+        run.decision_expr = part.decision_expr;
+        run.decision_value = part.decision_value;
+      }
+      run.labels.push_back(part.label);
+      for (auto& b : part.path) run.path.push_back(std::move(b));
+      if (part.concretised) {
+        run.concretised = true;
+        run.concretised_nodes.push_back(rules[k].node);
+      }
+    }
     return run;
   }
 
-  void decide(ConcolicRun& run) const {
-    const DecisionRule& rule = model.rule;
+  void decide(const DecisionRule& rule, ConcolicRun& run) const {
     const Eigen::MatrixXd& v = value[static_cast<std::size_t>(rule.node)];
     switch (rule.kind) {
       case DecisionRule::Kind::Threshold: {
@@ -373,11 +396,13 @@ struct ConcolicEvaluator::Impl {
         run.label = z > rule.threshold ? 1 : 0;
         run.decision_value = z;
         run.decision_expr = term_of(rule.node, rule.index);
+        const Term t = Rational::from_double(rule.threshold);
+        const bool on = run.label == 1;
         if (row_has_vars(rule.node, rule.index)) {
-          const Term t = Rational::from_double(rule.threshold);
-          const bool on = run.label == 1;
           run.path.push_back({rule.node, rule.index, on, true, on ? gt(run.decision_expr, t) : le(run.decision_expr, t),
                               z - rule.threshold});
+        } else if ((run.decision_expr.constant() > t.constant()) != on) {  // as for a constant ReLU row
+          run.path.push_back({rule.node, rule.index, on, true, Constraint::constant(false), z - rule.threshold});
         }
         break;
       }
@@ -402,16 +427,15 @@ struct ConcolicEvaluator::Impl {
         run.label = static_cast<int>(std::lround(v(0, 0)));
         run.decision_value = v(0, 0);
         run.decision_expr = term_of(rule.node, 0);
-        if (row_has_vars(rule.node, 0)) {  // a class index computed from symbolic values: no predicate
-          run.concretised = true;
-          run.concretised_nodes.push_back(rule.node);
-        }
+        // A class index computed from symbolic values has no predicate: the caller marks it concretised.
+        run.concretised = row_has_vars(rule.node, 0);
         break;
     }
   }
 };
 
-ConcolicEvaluator::ConcolicEvaluator(const Model& model) : impl_(std::make_unique<Impl>(model)) {}
+ConcolicEvaluator::ConcolicEvaluator(const Model& model, std::vector<DecisionRule> decisions)
+    : impl_(std::make_unique<Impl>(model, std::move(decisions))) {}
 ConcolicEvaluator::~ConcolicEvaluator() = default;
 
 ConcolicRun ConcolicEvaluator::run(const Eigen::VectorXd& x, const std::vector<bool>& symbolic_inputs) {

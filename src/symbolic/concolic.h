@@ -32,7 +32,8 @@ struct BranchCondition {
 
 struct ConcolicRun {
   std::vector<BranchCondition> path;
-  int label = 0;                // equals Evaluator<double>'s label on x
+  int label = 0;                // equals Evaluator<double>'s label on x (first decision rule)
+  std::vector<int> labels;      // one per decision rule, in order
   Term decision_expr;           // Threshold: z (the logit read by the rule); ArgMax: z of the winner
   double decision_value = 0.0;  // the same in double, bit-identical to the Evaluator's value
   // Some op depending on symbolic inputs was replaced by its concrete value (non-linear Mul/Div,
@@ -45,7 +46,9 @@ struct ConcolicRun {
 // Caches exact rational weights of a model; reuse one for many runs (not thread-safe: one per thread).
 class ConcolicEvaluator {
  public:
-  explicit ConcolicEvaluator(const Model& model);
+  // `decisions`: the rules whose predicates end each path, in order (default: model.rule). The dual
+  // engine passes one rule per copy, so a path ends with both copies' decision predicates.
+  explicit ConcolicEvaluator(const Model& model, std::vector<DecisionRule> decisions = {});
   ~ConcolicEvaluator();
   ConcolicEvaluator(const ConcolicEvaluator&) = delete;
   ConcolicEvaluator& operator=(const ConcolicEvaluator&) = delete;

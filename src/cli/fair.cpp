@@ -1,0 +1,214 @@
+// witness fair MODEL --schema S --protected A[,B] --engine concolic|dual: find an unfairness
+// witness pair, or prove that none exists in the schema's domain.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "cli/cli.h"
+#include "core/error.h"
+#include "domain/dataset.h"
+#include "fairness/concolic_search.h"
+#include "model/loaders.h"
+
+namespace witness::cli {
+namespace {
+
+struct FairArgs {
+  std::string model;
+  std::string schema;
+  std::string box;
+  std::string protected_list;
+  std::string engine = "dual";
+  std::string seeds;
+  long long max_seeds = 0;
+  std::string seed_order = "in-order";
+  int kmeans_k = 4;
+  std::string frontier = "decision-first";
+  int max_witnesses = 1;
+  double query_time_limit = 0.0;
+  std::string witnesses_out;
+  bool json = false;
+  std::map<std::string, std::string> env_options;
+};
+
+std::vector<double> to_vector(const Eigen::VectorXd& v) { return {v.data(), v.data() + v.size()}; }
+
+nlohmann::json witness_json(const Model& model, const Schema& schema, const WitnessPair& w) {
+  return {{"x", to_vector(w.x)},
+          {"x_prime", to_vector(w.x_prime)},
+          {"x_named", named_row(schema, w.raw)},
+          {"x_prime_named", named_row(schema, w.raw_prime)},
+          {"label", w.label},
+          {"label_prime", w.label_prime},
+          {"label_name", label_name(model, w.label)},
+          {"label_prime_name", label_name(model, w.label_prime)},
+          {"output", to_vector(w.output)},
+          {"output_prime", to_vector(w.output_prime)}};
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string out = "\"";
+  for (const char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+// One row per pair: x's raw values, then the protected values of x' (columns "<name>'"), then both labels.
+void write_witnesses(const std::string& path, const Model& model, const Schema& schema, const std::vector<int>& prot,
+                     const std::vector<WitnessPair>& pairs) {
+  std::ofstream out(path);
+  if (!out) throw InputError(path, "", "cannot open for writing");
+  std::string header;
+  for (int i = 0; i < schema.size(); ++i) header += (i > 0 ? "," : "") + csv_field(schema.feature(i).name);
+  for (int f : prot) header += "," + csv_field(schema.feature(f).name + "'");
+  out << header << ",label,label'\n";
+  for (const WitnessPair& w : pairs) {
+    std::string row;
+    for (int i = 0; i < schema.size(); ++i) row += (i > 0 ? "," : "") + csv_field(schema.display(i, w.raw[i]));
+    for (int f : prot) row += "," + csv_field(schema.display(f, w.raw_prime[f]));
+    out << row << ',' << csv_field(label_name(model, w.label)) << ',' << csv_field(label_name(model, w.label_prime))
+        << '\n';
+  }
+  if (!out) throw InputError(path, "", "write failed");
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
+
+void print_text(const Model& model, const Schema& schema, const std::vector<std::string>& names,
+                const std::vector<int>& prot, const FairnessResult& r) {
+  const SearchStats& st = r.stats;
+  switch (r.verdict) {
+    case Verdict::Witness: {
+      const WitnessPair& w = r.witnesses.front();
+      std::cout << fmt::format("witness: {} treats these two inputs differently; they differ only in {}\n", model.name,
+                               join(names));
+      std::string changed;
+      for (int f : prot) {
+        changed += fmt::format("{}{}={}", changed.empty() ? "" : ", ", schema.feature(f).name,
+                               schema.display(f, w.raw_prime[f]));
+      }
+      std::cout << fmt::format("  x : {}\n      -> {}\n", schema.display_row(w.raw), label_name(model, w.label));
+      std::cout << fmt::format("  x': {} (the rest as x)\n      -> {}\n", changed, label_name(model, w.label_prime));
+      std::cout << "  replayed on the original model in double and float32\n";
+      break;
+    }
+    case Verdict::Verified:
+      std::cout << fmt::format("verified: {} has no unfairness witness for {} in the domain of {}\n", model.name,
+                               join(names), schema.source());
+      std::cout << fmt::format("  every path of the dual model was explored (exhaustive: {} paths, {} infeasible)\n",
+                               st.paths, st.unsat);
+      break;
+    case Verdict::Inconclusive: std::cout << fmt::format("inconclusive: {}\n", r.reason); break;
+  }
+  std::cout << fmt::format("  engine {}: FQ {}, tests {}, sat {}, unsat {}, unknown {}, {:.2f} s\n", r.engine,
+                           st.frontier, st.tests, st.sat, st.unsat, st.unknown, st.seconds);
+  if (st.rejected > 0)
+    std::cout << fmt::format("  {} candidate witnesses failed replay and were dropped\n", st.rejected);
+}
+
+int run_fair(const FairArgs& args) {
+  Env env;
+  apply_env_options(env, args.env_options);
+  env.start();
+  const Model model = load_model(args.model);
+  const Schema schema = load_schema_for(model, args.schema, args.box);
+  const std::vector<std::string> names =
+      args.protected_list.empty() ? schema.protected_names() : split_list(args.protected_list);
+  if (names.empty()) throw InputError(args.schema, "", "no protected attribute: give --protected or set `protected`");
+
+  ConcolicSearchOptions o;
+  o.protected_features = schema.protected_indices(names);
+  o.order = parse_frontier_order(args.frontier);
+  o.seed_order = parse_seed_order(args.seed_order);
+  if (args.max_seeds < 0) throw InputError("--max-seeds: expected a count >= 0");
+  if (args.kmeans_k < 1) throw InputError("--kmeans-k: expected a positive count");
+  if (args.query_time_limit < 0) throw InputError("--query-time-limit: expected seconds >= 0");
+  o.max_seeds = args.max_seeds;
+  o.kmeans_k = args.kmeans_k;
+  o.max_witnesses = args.max_witnesses;
+  o.query_time_limit = args.query_time_limit;
+  Dataset data;
+  if (!args.seeds.empty()) {
+    data = load_csv(args.seeds, schema);
+    if (data.raw.cols() == 0) throw InputError(args.seeds, "", "no data rows");
+    o.seeds = &data.raw;
+  }
+  FairnessResult r;
+  if (args.engine == "concolic") {
+    r = concolic_search(model, schema, o, env);
+  } else if (args.engine == "dual") {
+    r = dual_search(model, schema, o, env);
+  } else {
+    throw InputError(fmt::format("--engine: unknown engine '{}' (known: concolic, dual)", args.engine));
+  }
+  if (!args.witnesses_out.empty())
+    write_witnesses(args.witnesses_out, model, schema, o.protected_features, r.witnesses);
+
+  if (args.json) {
+    const SearchStats& st = r.stats;
+    nlohmann::json doc = {{"verdict", to_string(r.verdict)},
+                          {"engine", r.engine},
+                          {"model", model.source},
+                          {"schema", schema.source()},
+                          {"protected", names},
+                          {"exhaustive", r.exhaustive},
+                          {"reason", r.reason},
+                          {"witnesses_found", r.witnesses.size()}};
+    doc["witness"] = r.witnesses.empty() ? nlohmann::json(nullptr) : witness_json(model, schema, r.witnesses.front());
+    doc["stats"] = {{"frontier", st.frontier},
+                    {"tests", st.tests},
+                    {"sat", st.sat},
+                    {"unsat", st.unsat},
+                    {"unknown", st.unknown},
+                    {"guessed", st.guessed},
+                    {"refuted", st.refuted},
+                    {"seconds", st.seconds},
+                    {"queued", st.queued},
+                    {"paths", st.paths},
+                    {"divergences", st.divergences},
+                    {"rejected", st.rejected},
+                    {"seeds", st.seeds},
+                    {"seeds_exhausted", st.seeds_exhausted},
+                    {"concretised", st.concretised}};
+    print_json(doc);
+  } else {
+    print_text(model, schema, names, o.protected_features, r);
+  }
+  return exit_code(r.verdict);
+}
+
+}  // namespace
+
+void add_fair_command(CLI::App& app, int& status) {
+  auto args = std::make_shared<FairArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "fair",
+      "Find an unfairness witness (two inputs that differ only in protected attributes and get different "
+      "labels), or prove that none exists. Exit 0 verified, 10 witness, 20 inconclusive");
+  cmd->add_option("model", args->model, "model file (.json mlp-json-v1, Keras .h5, .onnx)")->required();
+  cmd->add_option("--schema", args->schema, "input schema (TOML)")->required();
+  cmd->add_option("--box", args->box, "use a named alternative box of the schema (e.g. fairify)");
+  cmd->add_option("--protected", args->protected_list, "protected attributes, comma-separated (default: the schema's)");
+  cmd->add_option("--engine", args->engine,
+                  "dual: PyFair's dual-network search, proves fairness when exhaustive; concolic: PyCT's "
+                  "single-instance search over seed rows [default dual]");
+  cmd->add_option("--seeds", args->seeds, "CSV of seed rows (concolic: every row; dual: the first is the start)");
+  cmd->add_option("--max-seeds", args->max_seeds, "concolic: at most this many seeds (0 = all; random seeds: 1000)");
+  cmd->add_option("--seed-order", args->seed_order, "concolic: in-order or kmeans (round-robin over clusters)");
+  cmd->add_option("--kmeans-k", args->kmeans_k, "clusters for --seed-order kmeans [default 4]");
+  cmd->add_option("--frontier", args->frontier, "frontier order: bfs, dfs or decision-first [default decision-first]");
+  cmd->add_option("--max-witnesses", args->max_witnesses, "keep searching until this many witnesses [default 1]");
+  cmd->add_option("--query-time-limit", args->query_time_limit, "seconds per solver call (0 = no own limit)");
+  cmd->add_option("--witnesses-out", args->witnesses_out, "write the witness pairs as CSV (raw, named values)");
+  cmd->add_flag("--json", args->json, "print one JSON document on stdout");
+  add_env_options(*cmd, args->env_options, {"seed", "time-limit", "verbose"});
+  cmd->callback([args, &status] { status = run_fair(*args); });
+}
+
+}  // namespace witness::cli

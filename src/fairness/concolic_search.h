@@ -1,0 +1,49 @@
+// PyFair's two concolic engines (seeds/000, Algorithms 1 and 2):
+//   concolic_search: PyCT's single-instance search. For each seed row, the protected inputs are
+//     symbolic and the rest fixed; paths are explored until the label changes (a witness), the
+//     seed's path tree is exhausted (that seed is not discriminatory) or the time limit.
+//   dual_search: PyFair. All of (p, n, p') of the dual model are symbolic, with p != p'; every path
+//     ends with both copies' decision predicates. An exhausted tree proves that no witness exists
+//     in the encoded domain (Corollary 4.2): verdict `verified`, exhaustive = true.
+//
+//   witness::ConcolicSearchOptions o;
+//   o.protected_features = {schema.feature_index("sex")};
+//   o.seeds = &data.raw;                                  // raw rows, [features][n]
+//   witness::Env env;  env.options.set("time-limit", "60");  env.start();
+//   witness::FairnessResult r = witness::dual_search(model, schema, o, env);
+//   if (r.verdict == witness::Verdict::Witness) { /* r.witnesses[0] was replayed */ }
+#pragma once
+
+#include <Eigen/Dense>
+#include <cstdint>
+#include <vector>
+
+#include "core/env.h"
+#include "domain/schema.h"
+#include "fairness/verdict.h"
+#include "model/model.h"
+#include "symbolic/path_tree.h"
+
+namespace witness {
+
+enum class SeedOrder : std::uint8_t { InOrder, KMeans };
+SeedOrder parse_seed_order(const std::string& name);  // "in-order", "kmeans"
+
+struct ConcolicSearchOptions {
+  std::vector<int> protected_features;  // schema feature indices (required)
+  FrontierOrder order = FrontierOrder::DecisionFirst;
+  // Raw rows ([features][n]) to start from. concolic_search: the seeds, taken in `seed_order`;
+  // dual_search: the first row is the start point. nullptr: random in-domain points (env's seed).
+  const Eigen::MatrixXd* seeds = nullptr;
+  long long max_seeds = 0;  // 0: every row (concolic_search; random seeds: 1000)
+  SeedOrder seed_order = SeedOrder::InOrder;
+  int kmeans_k = 4;
+  int max_witnesses = 1;          // stop after this many replayed witnesses (one per seed at most)
+  double query_time_limit = 0.0;  // per solver call, seconds (0: only the global deadline)
+};
+
+FairnessResult concolic_search(const Model& model, const Schema& schema, const ConcolicSearchOptions& options,
+                               Env& env);
+FairnessResult dual_search(const Model& model, const Schema& schema, const ConcolicSearchOptions& options, Env& env);
+
+}  // namespace witness

@@ -1,0 +1,70 @@
+// What a fairness engine answers: a verdict, witness pairs that were replayed on the original
+// model, and PyFair's statistics columns.
+//
+//   std::optional<witness::WitnessPair> w = witness::replay_witness(model, schema, prot, x, x_prime);
+//   if (w) { /* labels differ in double and in float32; both inputs lie in the schema's domain */ }
+//   witness::FairnessResult r = witness::dual_search(model, schema, options, env);
+//   std::cout << witness::to_string(r.verdict);          // "verified", "witness", "inconclusive"
+//   return witness::exit_code(r.verdict);                 // 0, 10, 20 (DESIGN.md)
+#pragma once
+
+#include <Eigen/Dense>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "domain/schema.h"
+#include "model/model.h"
+
+namespace witness {
+
+enum class Verdict : std::uint8_t { Verified, Witness, Inconclusive };
+const char* to_string(Verdict v);
+int exit_code(Verdict v);
+
+// A replayed unfairness witness: x and x_prime share every non-protected feature, differ in a
+// protected one, lie in the domain, and get different labels from the original model.
+struct WitnessPair {
+  Eigen::VectorXd x, x_prime;            // model inputs (Schema::to_model of the raw rows)
+  Eigen::VectorXd raw, raw_prime;        // raw values, one per schema feature
+  int label = 0, label_prime = 0;        // in double
+  Eigen::VectorXd output, output_prime;  // the model's outputs in double
+};
+
+// Replays a candidate pair of model-input vectors on the original model. The raw rows are read
+// back with Schema::from_model and re-normalised, so the pair that is returned is exactly what a
+// user would feed. nullopt when the pair is out of the domain, differs outside the protected
+// features, has equal protected values, or its labels do not differ in both double and float32.
+std::optional<WitnessPair> replay_witness(const Model& model, const Schema& schema,
+                                          const std::vector<int>& protected_features, const Eigen::VectorXd& x,
+                                          const Eigen::VectorXd& x_prime);
+
+// PyFair's table columns, plus what a reader needs to trust a verdict.
+struct SearchStats {
+  std::int64_t frontier = 0;         // FQ: frontier items produced by the initial concolic run
+  std::int64_t tests = 0;            // concrete runs (seeds and generated inputs)
+  std::int64_t sat = 0, unsat = 0;   // solver outcomes; sat + unsat + unknown = solver calls
+  std::int64_t unknown = 0;          // solver gave up (per-query or global time limit)
+  std::int64_t guessed = 0;          // Sat answers from a rounded LP point (no exact solver call)
+  std::int64_t refuted = 0;          // Unsat answers from LP duals checked exactly (no exact solver call)
+  std::int64_t queued = 0;           // frontier items produced in all
+  std::int64_t paths = 0;            // distinct complete paths explored
+  std::int64_t divergences = 0;      // a solution whose run left the prefix it was solved for
+  std::int64_t rejected = 0;         // candidate witnesses that failed replay
+  std::int64_t seeds = 0;            // seeds started (concolic engine)
+  std::int64_t seeds_exhausted = 0;  // seeds whose protected space was explored to the end, no witness
+  bool concretised = false;          // some symbolic value was replaced by its concrete value
+  double seconds = 0.0;
+};
+
+struct FairnessResult {
+  Verdict verdict = Verdict::Inconclusive;
+  std::string engine;
+  bool exhaustive = false;             // the search space was explored to the end (Corollary 4.2)
+  std::string reason;                  // why the verdict is inconclusive, in words
+  std::vector<WitnessPair> witnesses;  // replayed; empty unless verdict == Witness
+  SearchStats stats;
+};
+
+}  // namespace witness
