@@ -290,8 +290,7 @@ class LpGuessSolver final : public Solver {
     osi.setObjCoeff(n, 0.0);
     CbcModel mip(osi);
     mip.setLogLevel(0);
-    mip.setMaximumSeconds(0.25);
-    mip.setMaximumNodes(500);
+    mip.setMaximumNodes(500);  // a node limit, not a time limit: answers must not depend on load
     mip.branchAndBound();
     if (mip.bestSolution() == nullptr) return Attempt::Open;
     if (auto p = exact_point(mip.bestSolution())) {
