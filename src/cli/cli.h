@@ -36,6 +36,8 @@ void apply_env_options(Env& env, const std::map<std::string, std::string>& raw);
 Schema load_schema_for(const Model& model, const std::string& path, const std::string& box);
 // Display name of a label: the model's class label if it has them, else the index.
 std::string label_name(const Model& model, int label);
+// The same, falling back to the schema's label classes, then "<label column>=<index>".
+std::string label_name(const Model& model, const Schema& schema, int label);
 
 // Splits "a,b,c" into its parts, dropping empty ones.
 std::vector<std::string> split_list(const std::string& text);

@@ -39,6 +39,14 @@ std::string label_name(const Model& model, int label) {
   return std::to_string(label);
 }
 
+std::string label_name(const Model& model, const Schema& schema, int label) {
+  if (!model.rule.class_labels.empty()) return label_name(model, label);
+  const auto& names = schema.label_classes();
+  if (label >= 0 && static_cast<std::size_t>(label) < names.size()) return names[static_cast<std::size_t>(label)];
+  if (!schema.label().empty()) return schema.label() + "=" + std::to_string(label);
+  return std::to_string(label);
+}
+
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
   std::string cur;

@@ -42,8 +42,8 @@ nlohmann::json witness_json(const Model& model, const Schema& schema, const Witn
           {"x_prime_named", named_row(schema, w.raw_prime)},
           {"label", w.label},
           {"label_prime", w.label_prime},
-          {"label_name", label_name(model, w.label)},
-          {"label_prime_name", label_name(model, w.label_prime)},
+          {"label_name", label_name(model, schema, w.label)},
+          {"label_prime_name", label_name(model, schema, w.label_prime)},
           {"output", to_vector(w.output)},
           {"output_prime", to_vector(w.output_prime)}};
 }
@@ -68,15 +68,15 @@ void write_witnesses(const std::string& path, const Model& model, const Schema& 
     std::string row;
     for (int i = 0; i < schema.size(); ++i) row += (i > 0 ? "," : "") + csv_field(schema.display(i, w.raw[i]));
     for (int f : prot) row += "," + csv_field(schema.display(f, w.raw_prime[f]));
-    out << row << ',' << csv_field(label_name(model, w.label)) << ',' << csv_field(label_name(model, w.label_prime))
-        << '\n';
+    out << row << ',' << csv_field(label_name(model, schema, w.label)) << ','
+        << csv_field(label_name(model, schema, w.label_prime)) << '\n';
   }
   if (!out) throw InputError(path, "", "write failed");
 }
 
 std::string join(const std::vector<std::string>& names) {
   std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
   return out;
 }
 
@@ -93,8 +93,10 @@ void print_text(const Model& model, const Schema& schema, const std::vector<std:
         changed += fmt::format("{}{}={}", changed.empty() ? "" : ", ", schema.feature(f).name,
                                schema.display(f, w.raw_prime[f]));
       }
-      std::cout << fmt::format("  x : {}\n      -> {}\n", schema.display_row(w.raw), label_name(model, w.label));
-      std::cout << fmt::format("  x': {} (the rest as x)\n      -> {}\n", changed, label_name(model, w.label_prime));
+      std::cout << fmt::format("  x : {}\n      -> {}\n", schema.display_row(w.raw),
+                               label_name(model, schema, w.label));
+      std::cout << fmt::format("  x': {} (the rest as x)\n      -> {}\n", changed,
+                               label_name(model, schema, w.label_prime));
       std::cout << "  replayed on the original model in double and float32\n";
       break;
     }
