@@ -177,6 +177,20 @@ FairnessResult concolic_search(const Model& model, const Schema& schema, const C
       continue;
     }
     const Eigen::VectorXd x0 = schema.to_model(raw);
+    if (const ConcolicRun first = ce.run(x0, sym); first.path.empty()) {
+      // No branch depends on the protected inputs here: nothing to solve (and no solver to make,
+      // which would cost more than the run on small models).
+      ++result.stats.tests;
+      ++result.stats.paths;  // the one path, with no branch
+      ++result.stats.seeds;
+      result.stats.concretised = result.stats.concretised || first.concretised;
+      if (!first.concretised) ++result.stats.seeds_exhausted;
+      if (remaining_seconds(env) <= 0) {
+        expired = true;
+        break;
+      }
+      continue;
+    }
     auto solver = make_solver("lp+z3");
     const DomainEncoding enc = encode_domain(*solver, schema, sym, x0);
     int label0 = -1;

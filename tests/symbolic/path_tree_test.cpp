@@ -107,6 +107,103 @@ TEST(PathTree, ExploresEveryPatternOnceDfs) { explore(FrontierOrder::Dfs); }
 TEST(PathTree, ExploresEveryPatternOnceBfs) { explore(FrontierOrder::Bfs); }
 TEST(PathTree, ExploresEveryPatternOnceDecisionFirst) { explore(FrontierOrder::DecisionFirst); }
 
+// A full exploration with Z3 over a domain with a one-hot categorical and a normalised integer,
+// where every path ends with two decision predicates (as in the dual engine): each feasible
+// pattern is explored exactly once, and the tree's solver outcomes are the solver's own count.
+TEST(PathTree, FullExplorationWithTwoDecisionsAndOneHotDomain) {
+  const Schema schema = parse_schema(R"(
+[[features]]
+name = "g"
+kind = "categorical"
+categories = ["x", "y", "z"]
+encoding = "one-hot"
+[[features]]
+name = "a"
+kind = "integer"
+min = -2
+max = 2
+scale = 0.5
+offset = 0.25
+)");
+  ModelBuilder b("two_rules", schema.model_input_names());
+  Eigen::MatrixXd w1(3, 4);
+  w1 << 1, -1, 0.5, 1, -0.5, 1, -1, 0.75, 1, 0.25, -1, -1;
+  Eigen::VectorXd b1(3);
+  b1 << -0.125, 0.0625, 0.3125;
+  const int h = b.relu(b.dense(b.input(), w1, b1));
+  Eigen::MatrixXd w2(2, 3);
+  w2 << 1, -1, 0.5, -0.75, 1, 1;
+  Eigen::VectorXd b2(2);
+  b2 << -0.0078125, 0.015625;
+  const int z = b.dense(h, w2, b2);
+  const Model m = b.finish(z, DecisionRule::threshold_on(z, 0.0, 0));
+  const std::vector<DecisionRule> rules = {DecisionRule::threshold_on(z, 0.0, 0),
+                                           DecisionRule::threshold_on(z, 0.5, 1)};
+  const std::vector<bool> sym(4, true);
+
+  ConcolicEvaluator ce(m, rules);
+  std::set<std::vector<BranchStep>> expected;
+  for (int g = 0; g < 3; ++g) {
+    for (int a = -2; a <= 2; ++a) {
+      Eigen::VectorXd raw(2);
+      raw << g, a;
+      const ConcolicRun r = ce.run(schema.to_model(raw), sym);
+      ASSERT_EQ(r.labels.size(), 2U);
+      ASSERT_GE(r.path.size(), 2U);
+      EXPECT_TRUE(r.path.back().is_decision);
+      EXPECT_TRUE(r.path[r.path.size() - 2].is_decision);
+      expected.insert(steps_of(r));
+    }
+  }
+  ASSERT_GT(expected.size(), 3U);
+
+  for (FrontierOrder order : {FrontierOrder::Bfs, FrontierOrder::Dfs, FrontierOrder::DecisionFirst}) {
+    auto solver = make_solver("z3");
+    Eigen::VectorXd raw0(2);
+    raw0 << 1, 0;
+    const Eigen::VectorXd x0 = schema.to_model(raw0);
+    const DomainEncoding enc = encode_domain(*solver, schema, sym, x0);
+    PathTree tree;
+    FrontierQueue queue(order);
+    std::set<std::vector<BranchStep>> explored;
+    const ConcolicRun first = ce.run(x0, sym);
+    explored.insert(steps_of(first));
+    for (auto& item : tree.insert(first.path)) queue.push(std::move(item));
+    std::int64_t popped = 0;
+    std::int64_t runs = 1;
+    while (!queue.empty()) {
+      ASSERT_LT(popped, 1000);
+      FrontierItem item = queue.pop();
+      ++popped;
+      solver->push();
+      for (const Constraint& c : item.constraints) solver->assert_(substitute(c, enc.model_inputs));
+      const CheckResult res = solver->check(10.0);
+      tree.mark(item, res);
+      if (res == CheckResult::Sat) {
+        const Eigen::VectorXd x = model_input_from_solver(*solver, enc, x0);
+        EXPECT_TRUE(schema.contains(schema.from_model(x)));
+        const ConcolicRun r = ce.run(x, sym);
+        ++runs;
+        EXPECT_TRUE(explored.insert(steps_of(r)).second) << "a path was explored twice";
+        for (auto& next : tree.insert(r.path, &item)) queue.push(std::move(next));
+      }
+      solver->pop();
+    }
+    EXPECT_EQ(tree.duplicate_paths(), 0);
+    EXPECT_EQ(tree.divergences(), 0);
+    EXPECT_EQ(explored, expected);
+    EXPECT_EQ(tree.explored_paths(), runs);
+    EXPECT_EQ(tree.sat() + tree.unsat() + tree.unknown(), solver->stats().checks);
+    EXPECT_EQ(tree.sat(), solver->stats().sat);
+    EXPECT_EQ(tree.unsat(), solver->stats().unsat);
+    EXPECT_EQ(tree.unknown(), 0);
+    EXPECT_EQ(tree.sat() + 1, runs);
+    EXPECT_EQ(tree.queued(), popped);
+    const auto paths = tree.paths();
+    EXPECT_EQ(std::set<std::vector<BranchStep>>(paths.begin(), paths.end()), expected);
+  }
+}
+
 TEST(PathTree, InsertQueuesEachOtherDirectionOnce) {
   const Model m = tiny_net();
   Eigen::VectorXd x(2);

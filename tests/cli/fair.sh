@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# `witness fair`: AC1 is unfair for race (exit 10, a JSON witness pair that differs only in race, a
+# CSV of it); AC9 with its sex weights zeroed is verified exhaustively (exit 0); the
+# concolic engine from adult.csv finds a witness; a time limit too small gives inconclusive (exit 20);
+# bad inputs exit with 2 and one clear `error:` line.
+# Usage: fair.sh WITNESS_EXE SOURCE_DIR
+set -u
+source "$(dirname "$0")/lib.bash"
+
+PY=/usr/bin/python3
+[[ -x $PY ]] || PY=python3
+AC1=$B/models/adult/AC1.h5
+ADULT=$B/adult.toml
+GERMAN=$B/german.toml
+
+# json_check FILE EXPR: EXPR (Python, over the parsed document `d`) is true.
+json_check() {
+  "$PY" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if eval("(" + sys.argv[2] + ")") else 1)' "$1" "$2" 2>/dev/null
+}
+
+# The dual engine on AC1, race: a witness.
+timeout 120 "$W" fair "$AC1" --schema "$ADULT" --protected race --json --time-limit 100 \
+  --witnesses-out "$T/w.csv" >"$T/ac1.json" 2>"$T/err"
+rc=$?
+[[ $rc -eq 10 ]]
+check "fair AC1 --protected race: exit $rc (want 10), stderr: $(head -c 300 "$T/err")" $?
+json_check "$T/ac1.json" 'd["verdict"] == "witness" and d["engine"] == "dual" and d["protected"] == ["race"]'
+check "AC1 race: verdict witness, engine dual, protected [race]" $?
+json_check "$T/ac1.json" 'd["model"].endswith("AC1.h5") and d["exhaustive"] in (True, False) and d["witnesses_found"] == 1'
+check "AC1 race: model, exhaustive, witnesses_found" $?
+json_check "$T/ac1.json" 'all(k in d["witness"] for k in ("x", "x_prime", "x_named", "x_prime_named", "label",
+  "label_prime", "output", "output_prime"))'
+check "AC1 race: witness fields" $?
+json_check "$T/ac1.json" 'all(isinstance(d["stats"][k], int) and d["stats"][k] >= 0 for k in ("frontier", "tests", "sat",
+  "unsat")) and d["stats"]["seconds"] >= 0 and d["stats"]["tests"] == 1 + d["stats"]["sat"] and d["stats"]["frontier"] > 0'
+check "AC1 race: stats frontier/tests/sat/unsat/seconds, tests = 1 + sat" $?
+json_check "$T/ac1.json" 'd["witness"]["label"] != d["witness"]["label_prime"] and len(d["witness"]["x"]) == 13 and
+  len(d["witness"]["x_prime"]) == 13 and len(d["witness"]["output"]) == 1 and len(d["witness"]["output_prime"]) == 1'
+check "AC1 race: labels differ, 13 model inputs, one output" $?
+json_check "$T/ac1.json" '[k for k in d["witness"]["x_named"] if d["witness"]["x_named"][k] !=
+  d["witness"]["x_prime_named"][k]] == ["race"] and len(d["witness"]["x_named"]) == 13'
+check "AC1 race: x_named and x_prime_named differ only in race" $?
+race=$(head -1 "$B/data/adult.csv" | tr ',' '\n' | grep -n '^race$' | cut -d: -f1)
+json_check "$T/ac1.json" "[i for i in range(13) if d['witness']['x'][i] != d['witness']['x_prime'][i]] == [$race - 1]"
+check "AC1 race: x and x_prime differ only in the race input" $?
+[[ $(wc -l <"$T/w.csv") -eq 2 ]]
+check "--witnesses-out: a header and one row" $?
+head -1 "$T/w.csv" | grep -q "^age,workclass,.*,native-country,race',label,label'$"
+check "--witnesses-out header: the features, race', label, label'" $?
+"$PY" -c 'import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+w = json.load(open(sys.argv[2]))["witness"]
+r = rows[0]
+ok = len(rows) == 1 and all(r[k] == str(v) for k, v in w["x_named"].items())
+ok = ok and r["race'"'"'"] == w["x_prime_named"]["race"] and r["label"] != r["label'"'"'"]
+sys.exit(0 if ok else 1)' "$T/w.csv" "$T/ac1.json" 2>/dev/null
+check "--witnesses-out row: x, race', different labels (as in the JSON)" $?
+
+# Text output: same verdict and exit code (the concolic engine, which is quicker here).
+timeout 120 "$W" fair "$AC1" --schema "$ADULT" --protected race --engine concolic --seeds "$B/data/adult.csv" \
+  --time-limit 100 >"$T/ac1.txt" 2>&1
+rc=$?
+[[ $rc -eq 10 ]] && grep -q "^witness: " "$T/ac1.txt" && grep -q "differ only in race" "$T/ac1.txt"
+check "fair AC1 text: exit $rc (want 10), 'witness:' line" $?
+
+# Zeroed sex in AC9 (a 3-3-3-3 network): no label can depend on sex, and the dual search proves it.
+"$W" transform "$B/models/adult/AC9.h5" --schema "$ADULT" --zero-inputs sex -o "$T/ac9.onnx" >"$T/out" 2>&1
+check "transform AC9 --zero-inputs sex" $?
+timeout 120 "$W" fair "$T/ac9.onnx" --schema "$ADULT" --protected sex --json --time-limit 100 >"$T/ac9.json" 2>"$T/err"
+rc=$?
+[[ $rc -eq 0 ]]
+check "fair zeroed AC9 --protected sex: exit $rc (want 0), stderr: $(head -c 300 "$T/err")" $?
+json_check "$T/ac9.json" 'd["verdict"] == "verified" and d["exhaustive"] is True and d["witness"] is None and
+  d["witnesses_found"] == 0 and d["stats"]["unknown"] == 0 and d["protected"] == ["sex"]'
+check "zeroed AC9: verdict verified, exhaustive, no witness" $?
+json_check "$T/ac9.json" 'd["stats"]["queued"] == d["stats"]["sat"] + d["stats"]["unsat"] and
+  d["stats"]["tests"] == 1 + d["stats"]["sat"] and d["stats"]["paths"] <= d["stats"]["tests"]'
+check "zeroed AC9: every queued item was solved, tests = 1 + sat, paths <= tests" $?
+
+# The concolic engine from the rows of adult.csv.
+timeout 120 "$W" fair "$AC1" --schema "$ADULT" --protected race --engine concolic --seeds "$B/data/adult.csv" --json \
+  --time-limit 100 >"$T/conc.json" 2>"$T/err"
+rc=$?
+[[ $rc -eq 10 ]]
+check "fair AC1 --engine concolic --seeds adult.csv: exit $rc (want 10), stderr: $(head -c 300 "$T/err")" $?
+json_check "$T/conc.json" 'd["verdict"] == "witness" and d["engine"] == "concolic" and d["exhaustive"] is False and
+  d["stats"]["seeds"] >= 1 and d["stats"]["seeds_exhausted"] == d["stats"]["seeds"] - 1 and
+  d["stats"]["tests"] == d["stats"]["seeds"] + d["stats"]["sat"]'
+check "concolic: verdict witness, seeds, seeds_exhausted = seeds - 1, tests = seeds + sat" $?
+json_check "$T/conc.json" '[k for k in d["witness"]["x_named"] if d["witness"]["x_named"][k] !=
+  d["witness"]["x_prime_named"][k]] == ["race"]'
+check "concolic: the witness differs only in race" $?
+# The concolic witness starts from a data row: x (adult's model inputs are the raw codes) is a row of adult.csv.
+"$PY" -c 'import csv, json, sys
+x = json.load(open(sys.argv[2]))["witness"]["x"]
+rows = csv.reader(open(sys.argv[1]))
+next(rows)
+sys.exit(0 if any([float(v) for v in r[:13]] == x for r in rows) else 1)' "$B/data/adult.csv" "$T/conc.json" 2>/dev/null
+check "concolic: x is a row of adult.csv" $?
+
+# A time limit far too small for GC5: inconclusive.
+timeout 60 "$W" fair "$B/models/german/GC5.h5" --schema "$GERMAN" --engine dual --time-limit 0.001 --json \
+  >"$T/gc5.json" 2>"$T/err"
+rc=$?
+[[ $rc -eq 20 ]]
+check "fair GC5 --time-limit 0.001: exit $rc (want 20), stderr: $(head -c 300 "$T/err")" $?
+json_check "$T/gc5.json" 'd["verdict"] == "inconclusive" and d["exhaustive"] is False and d["witness"] is None and
+  "time limit" in d["reason"]'
+check "GC5: verdict inconclusive, not exhaustive, reason names the time limit" $?
+
+# Bad inputs.
+expect_input_error "unknown --engine" "bogus" "$W" fair "$AC1" --schema "$ADULT" --engine bogus
+expect_input_error "unknown --protected name" "gender" "$W" fair "$AC1" --schema "$ADULT" --protected gender
+expect_input_error "--frontier bogus" "frontier" "$W" fair "$AC1" --schema "$ADULT" --frontier bogus
+expect_input_error "--seed-order bogus" "seed order" \
+  "$W" fair "$AC1" --schema "$ADULT" --engine concolic --seed-order bogus
+printf 'age,workclass\n1,2\n' >"$T/missing_columns.csv"
+expect_input_error "seeds CSV without the schema's columns" "missing_columns.csv" \
+  "$W" fair "$AC1" --schema "$ADULT" --engine concolic --seeds "$T/missing_columns.csv"
+{
+  head -2 "$B/data/adult.csv"
+  head -2 "$B/data/adult.csv" | tail -1 | sed 's/^[^,]*,/old,/'
+} >"$T/bad_value.csv"
+expect_input_error "seeds CSV with a bad value" "row 2" \
+  "$W" fair "$AC1" --schema "$ADULT" --engine concolic --seeds "$T/bad_value.csv"
+{
+  head -2 "$B/data/adult.csv"
+  echo "1,2,3"
+} >"$T/short_row.csv"
+expect_input_error "seeds CSV with a short row" "short_row.csv" \
+  "$W" fair "$AC1" --schema "$ADULT" --engine concolic --seeds "$T/short_row.csv"
+head -1 "$B/data/adult.csv" >"$T/header_only.csv"
+expect_input_error "seeds CSV without rows" "no data rows" \
+  "$W" fair "$AC1" --schema "$ADULT" --engine concolic --seeds "$T/header_only.csv"
+expect_input_error "missing seeds file" "nope.csv" \
+  "$W" fair "$AC1" --schema "$ADULT" --engine concolic --seeds "$T/nope.csv"
+expect_input_error "missing model file" "nope.h5" "$W" fair "$T/nope.h5" --schema "$ADULT"
+expect_input_error "schema of another width" "model inputs" "$W" fair "$AC1" --schema "$GERMAN" --protected age
+expect_input_error "--max-witnesses 0" "max-witnesses" "$W" fair "$AC1" --schema "$ADULT" --max-witnesses 0
+expect_input_error "--kmeans-k 0" "kmeans-k" "$W" fair "$AC1" --schema "$ADULT" --kmeans-k 0
+expect_input_error "--max-seeds -1" "max-seeds" "$W" fair "$AC1" --schema "$ADULT" --max-seeds -1
+
+finish
