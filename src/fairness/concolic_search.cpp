@@ -101,7 +101,8 @@ std::vector<bool> protected_inputs(const Schema& schema, const std::vector<int>&
   std::vector<bool> sym(static_cast<std::size_t>(schema.model_width()), false);
   for (int f : features) {
     const Feature& ft = schema.feature(f);
-    for (int k = 0; k < ft.model_width; ++k) sym[static_cast<std::size_t>(ft.model_offset + k)] = true;
+    for (int k = 0; k < ft.model_width; ++k)
+      sym[static_cast<std::size_t>(ft.model_offset) + static_cast<std::size_t>(k)] = true;
   }
   return sym;
 }
