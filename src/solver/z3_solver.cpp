@@ -152,7 +152,10 @@ class Z3Solver final : public Solver {
     // Z3's own timeout is checked only now and then, so a watchdog also interrupts the context at
     // the limit. Z3 4.8.12 still ignores both inside some LIA checks with huge coefficients (a GC5
     // query ran 40-70 s past a 2 s limit, with or without push): such a check overruns.
-    Watchdog watchdog(ctx_, ms == UINT_MAX ? std::nullopt : std::optional(start + std::chrono::milliseconds(ms)));
+    // It fires a little after Z3's own timer: both at once deadlock inside Z3 4.8.12's timer.
+    const auto grace = std::chrono::milliseconds(100 + ms / 10);
+    Watchdog watchdog(ctx_,
+                      ms == UINT_MAX ? std::nullopt : std::optional(start + std::chrono::milliseconds(ms) + grace));
     try {
       z3::params p(ctx_);
       p.set("timeout", ms);
@@ -178,7 +181,8 @@ class Z3Solver final : public Solver {
     if (result == CheckResult::Unknown) {
       // Z3 says "timeout" before the first push and "canceled" after it (incremental core): one word.
       if (ms != UINT_MAX &&
-          (reason_.find("timeout") != std::string::npos || reason_.find("cancel") != std::string::npos)) {
+          (reason_.find("timeout") != std::string::npos || reason_.find("cancel") != std::string::npos ||
+           reason_.find("interrupt") != std::string::npos)) {  // the watchdog's interrupt
         reason_ = "timeout";
       }
       if (reason_.empty()) reason_ = "unknown";
