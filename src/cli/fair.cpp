@@ -27,7 +27,7 @@ struct FairArgs {
   int kmeans_k = 4;
   std::string frontier = "decision-first";
   int max_witnesses = 1;
-  double query_time_limit = 0.0;
+  double query_time_limit = 1.0;
   std::string witnesses_out;
   bool json = false;
   std::map<std::string, std::string> env_options;
@@ -206,7 +206,9 @@ void add_fair_command(CLI::App& app, int& status) {
   cmd->add_option("--kmeans-k", args->kmeans_k, "clusters for --seed-order kmeans [default 4]");
   cmd->add_option("--frontier", args->frontier, "frontier order: bfs, dfs or decision-first [default decision-first]");
   cmd->add_option("--max-witnesses", args->max_witnesses, "keep searching until this many witnesses [default 1]");
-  cmd->add_option("--query-time-limit", args->query_time_limit, "seconds per solver call (0 = no own limit)");
+  cmd->add_option("--query-time-limit", args->query_time_limit,
+                  "seconds per solver call in the first round; calls that hit it are retried after the rest "
+                  "with 4x the limit (0 = no own limit) [default 1]");
   cmd->add_option("--witnesses-out", args->witnesses_out, "write the witness pairs as CSV (raw, named values)");
   cmd->add_flag("--json", args->json, "print one JSON document on stdout");
   add_env_options(*cmd, args->env_options, {"seed", "time-limit", "verbose"});

@@ -61,17 +61,30 @@ Exploration explore(ConcolicEvaluator& ce, Solver& solver, const std::vector<Ter
   };
 
   out.stopped = visit(x0, nullptr);
-  while (!out.stopped && !queue.empty()) {
+  // Items whose call hit the per-query limit wait for the next round, which has four times the
+  // limit: easy paths first, and a hard query cannot starve the rest.
+  double query_limit = options.query_time_limit;
+  std::vector<FrontierItem> retry;
+  std::int64_t open_unknown = 0;  // items whose latest answer is Unknown
+  while (!out.stopped) {
+    if (queue.empty()) {
+      if (retry.empty()) break;
+      query_limit *= 4;
+      for (auto& it : retry) queue.push(std::move(it));
+      retry.clear();
+      continue;
+    }
     const double left = remaining_seconds(env);
     if (left <= 0) {
       out.expired = true;
       break;
     }
-    const FrontierItem item = queue.pop();
+    FrontierItem item = queue.pop();
+    if (item.attempts > 0) --open_unknown;
     solver.push();
     for (const Constraint& c : item.constraints) solver.assert_(substitute(c, input_terms));
-    double limit = left;
-    if (options.query_time_limit > 0) limit = std::min(limit, options.query_time_limit);
+    const bool query_bound = query_limit > 0 && query_limit < left;
+    const double limit = query_bound ? query_limit : left;
     const CheckResult r = solver.check(std::isinf(limit) ? 0.0 : std::max(limit, 1e-3));
     tree.mark(item, r);
     if (r == CheckResult::Sat) {
@@ -80,6 +93,11 @@ Exploration explore(ConcolicEvaluator& ce, Solver& solver, const std::vector<Ter
       out.stopped = visit(x, &item);
     } else {
       solver.pop();
+      if (r == CheckResult::Unknown) {
+        ++open_unknown;
+        ++item.attempts;
+        if (query_bound) retry.push_back(std::move(item));
+      }
     }
   }
   stats.guessed += solver.stats().guessed;
@@ -92,8 +110,8 @@ Exploration explore(ConcolicEvaluator& ce, Solver& solver, const std::vector<Ter
   stats.divergences += tree.divergences();
   stats.rejected += out.rejected;
   stats.concretised = stats.concretised || concretised;
-  out.exhausted = !out.stopped && !out.expired && queue.empty() && tree.unknown() == 0 && tree.divergences() == 0 &&
-                  !concretised && out.rejected == 0;
+  out.exhausted = !out.stopped && !out.expired && queue.empty() && retry.empty() && open_unknown == 0 &&
+                  tree.divergences() == 0 && !concretised && out.rejected == 0;
   return out;
 }
 

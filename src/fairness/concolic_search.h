@@ -38,8 +38,10 @@ struct ConcolicSearchOptions {
   long long max_seeds = 0;  // 0: every row (concolic_search; random seeds: 1000)
   SeedOrder seed_order = SeedOrder::InOrder;
   int kmeans_k = 4;
-  int max_witnesses = 1;          // stop after this many replayed witnesses (one per seed at most)
-  double query_time_limit = 0.0;  // per solver call, seconds (0: only the global deadline)
+  int max_witnesses = 1;  // stop after this many replayed witnesses (one per seed at most)
+  // Per solver call, seconds (0: only the global deadline). Calls that hit it are retried after
+  // the rest of the frontier with four times the limit, and so on.
+  double query_time_limit = 0.0;
 };
 
 FairnessResult concolic_search(const Model& model, const Schema& schema, const ConcolicSearchOptions& options,

@@ -37,6 +37,7 @@ struct FrontierItem {
   int depth = 0;                        // number of steps (>= 1)
   double score = 0.0;                   // larger = explored earlier under DecisionFirst
   bool negates_decision = false;
+  int attempts = 0;      // solver calls that answered Unknown for it so far (set by the engine)
   int tree_node = -1;    // the tree node this item would create (internal)
   std::int64_t seq = 0;  // creation order (internal)
 };
