@@ -2,18 +2,15 @@
 // witness pair, or prove that none exists in the schema's domain.
 #include <fmt/format.h>
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <mutex>
-#include <thread>
 
 #include "cli/cli.h"
+#include "core/alarm.h"
 #include "core/error.h"
 #include "domain/dataset.h"
 #include "fairness/concolic_search.h"
@@ -121,43 +118,6 @@ void print_text(const Model& model, const Schema& schema, const std::vector<std:
     std::cout << fmt::format("  {} candidate witnesses failed replay and were dropped\n", st.rejected);
 }
 
-// The last resort behind --time-limit: Z3 4.8.12 ignores its timeout and interrupts inside some
-// integer checks, so if the engine has not returned well after the limit, this prints an
-// inconclusive answer and ends the process (exit 20) instead of overrunning without bound.
-class HardDeadline {
- public:
-  HardDeadline(double limit_seconds, std::string answer) {
-    if (limit_seconds <= 0) return;
-    const auto grace = std::chrono::duration<double>(limit_seconds * 0.1 + 2.0);
-    thread_ =
-        std::thread([this, answer = std::move(answer),
-                     when = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_seconds) + grace] {
-          std::unique_lock<std::mutex> lock(mu_);
-          if (cv_.wait_until(lock, when, [this] { return done_; })) return;
-          std::fputs(answer.c_str(), stdout);
-          std::fflush(stdout);
-          std::_Exit(20);
-        });
-  }
-  ~HardDeadline() {
-    if (!thread_.joinable()) return;
-    {
-      const std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    cv_.notify_one();
-    thread_.join();
-  }
-  HardDeadline(const HardDeadline&) = delete;
-  HardDeadline& operator=(const HardDeadline&) = delete;
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
-
 int run_fair(const FairArgs& args) {
   Env env;
   apply_env_options(env, args.env_options);
@@ -194,7 +154,19 @@ int run_fair(const FairArgs& args) {
       {"verdict", "inconclusive"}, {"engine", args.engine},        {"model", model.source}, {"schema", schema.source()},
       {"protected", names},        {"exhaustive", false},          {"reason", why},         {"witnesses_found", 0},
       {"witness", nullptr},        {"stats", {{"seconds", limit}}}};
-  const HardDeadline deadline(limit, args.json ? late.dump(2) + "\n" : "inconclusive: " + why + "\n");
+  // The last resort behind --time-limit: Z3 4.8.12 ignores its timeout and interrupts inside some
+  // integer checks, so if the engine has not returned well after the limit, print an inconclusive
+  // answer and end the process (exit 20) instead of overrunning without bound.
+  const std::string answer = args.json ? late.dump(2) + "\n" : "inconclusive: " + why + "\n";
+  const Alarm deadline(limit > 0 ? std::optional(std::chrono::steady_clock::now() +
+                                                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                     std::chrono::duration<double>(limit * 1.1 + 2.0)))
+                                 : std::nullopt,
+                       [&answer] {
+                         std::fputs(answer.c_str(), stdout);
+                         std::fflush(stdout);
+                         std::_Exit(20);
+                       });
   FairnessResult r;
   if (args.engine == "concolic") {
     r = concolic_search(model, schema, o, env);

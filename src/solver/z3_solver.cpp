@@ -7,14 +7,12 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
-#include <condition_variable>
 #include <cstdlib>
 #include <fstream>
-#include <mutex>
-#include <thread>
 #include <unordered_map>
 #include <utility>
 
+#include "core/alarm.h"
 #include "core/error.h"
 #include "solver/solver.h"
 
@@ -45,36 +43,6 @@ mpz_class lcm_of_denominators(const Term& t) {
   for (const auto& [id, coeff] : t.vars()) mpz_lcm(l.get_mpz_t(), l.get_mpz_t(), coeff.gmp().get_den_mpz_t());
   return l;
 }
-
-// Calls ctx.interrupt() at the deadline unless stopped first.
-class Watchdog {
- public:
-  Watchdog(z3::context& ctx, std::optional<std::chrono::steady_clock::time_point> deadline) {
-    if (!deadline) return;
-    thread_ = std::thread([this, &ctx, d = *deadline] {
-      std::unique_lock<std::mutex> lock(mu_);
-      if (!cv_.wait_until(lock, d, [this] { return done_; })) ctx.interrupt();
-    });
-  }
-  ~Watchdog() { stop(); }
-  Watchdog(const Watchdog&) = delete;
-  Watchdog& operator=(const Watchdog&) = delete;
-  void stop() {
-    if (!thread_.joinable()) return;
-    {
-      const std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    cv_.notify_one();
-    thread_.join();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
 
 class Z3Solver final : public Solver {
  public:
@@ -154,14 +122,14 @@ class Z3Solver final : public Solver {
     // query ran 40-70 s past a 2 s limit, with or without push): such a check overruns.
     // It fires a little after Z3's own timer: both at once deadlock inside Z3 4.8.12's timer.
     const auto grace = std::chrono::milliseconds(100 + ms / 10);
-    Watchdog watchdog(ctx_,
-                      ms == UINT_MAX ? std::nullopt : std::optional(start + std::chrono::milliseconds(ms) + grace));
+    Alarm watchdog(ms == UINT_MAX ? std::nullopt : std::optional(start + std::chrono::milliseconds(ms) + grace),
+                   [this] { ctx_.interrupt(); });
     try {
       z3::params p(ctx_);
       p.set("timeout", ms);
       solver_.set(p);
       const z3::check_result answer = solver_.check();
-      watchdog.stop();
+      watchdog.disarm();
       switch (answer) {
         case z3::sat:
           model_ = solver_.get_model();
@@ -171,7 +139,7 @@ class Z3Solver final : public Solver {
         case z3::unknown: reason_ = solver_.reason_unknown(); break;
       }
     } catch (const z3::exception& e) {
-      watchdog.stop();
+      watchdog.disarm();
       const std::string msg = e.msg();
       if (!is_resource_message(msg)) throw InternalError("z3: check: " + msg);
       model_.reset();

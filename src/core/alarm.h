@@ -1,0 +1,35 @@
+// Runs an action on a helper thread at a deadline unless disarmed first: the Z3 watchdog and the
+// hard deadline of `witness fair` (Z3 4.8.12 can ignore its own timeout).
+//
+//   witness::Alarm alarm(std::chrono::steady_clock::now() + std::chrono::seconds(5),
+//                        [&] { ctx.interrupt(); });
+//   solver.check();
+//   alarm.disarm();   // also done by the destructor; the action never runs after disarm() returns
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+namespace witness {
+
+class Alarm {
+ public:
+  // No deadline: nothing is started.
+  Alarm(std::optional<std::chrono::steady_clock::time_point> deadline, std::function<void()> action);
+  ~Alarm() { disarm(); }
+  Alarm(const Alarm&) = delete;
+  Alarm& operator=(const Alarm&) = delete;
+  void disarm();
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool disarmed_ = false;
+  std::thread thread_;
+};
+
+}  // namespace witness
