@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,20 @@ std::vector<std::string> split_list(const std::string& text);
 void print_json(const nlohmann::json& doc);
 // A raw row as a JSON object: feature name -> category label, or integer, or real.
 nlohmann::json named_row(const Schema& s, const Eigen::VectorXd& raw);
+
+// One self-overwriting status line on stderr, shown only when stderr is a terminal and the run has
+// lasted more than a second (so scripts and short runs stay silent).
+class ProgressLine {
+ public:
+  ProgressLine();
+  void show(const std::string& text);
+  void clear();
+
+ private:
+  bool tty_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point start_;
+};
 // Number of parameters (weights, biases, table entries, tree leaves) in a model.
 long long count_parameters(const Model& m);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "core/error.h"
@@ -92,6 +93,19 @@ nlohmann::json named_row(const Schema& s, const Eigen::VectorXd& raw) {
     }
   }
   return out;
+}
+
+ProgressLine::ProgressLine() : tty_(isatty(STDERR_FILENO) != 0), start_(std::chrono::steady_clock::now()) {}
+
+void ProgressLine::show(const std::string& text) {
+  if (!tty_ || std::chrono::steady_clock::now() - start_ < std::chrono::seconds(1)) return;
+  std::cerr << "\r\033[K" << text << std::flush;
+  shown_ = true;
+}
+
+void ProgressLine::clear() {
+  if (shown_) std::cerr << "\r\033[K" << std::flush;
+  shown_ = false;
 }
 
 }  // namespace witness::cli

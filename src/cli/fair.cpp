@@ -13,6 +13,7 @@
 #include "core/alarm.h"
 #include "core/error.h"
 #include "domain/dataset.h"
+#include "fairness/complete_search.h"
 #include "fairness/concolic_search.h"
 #include "model/loaders.h"
 
@@ -24,7 +25,10 @@ struct FairArgs {
   std::string schema;
   std::string box;
   std::string protected_list;
-  std::string engine = "dual";
+  std::string engine = "auto";
+  bool check = false;
+  bool quantify = false;
+  std::string split = "score";
   std::string seeds;
   long long max_seeds = 0;
   std::string seed_order = "in-order";
@@ -107,13 +111,28 @@ void print_text(const Model& model, const Schema& schema, const std::vector<std:
     case Verdict::Verified:
       std::cout << fmt::format("verified: {} has no unfairness witness for {} in the domain of {}\n", model.name,
                                join(names), schema.source());
-      std::cout << fmt::format("  every path of the dual model was explored (exhaustive: {} paths, {} infeasible)\n",
-                               st.paths, st.unsat);
+      if (r.share.measured) {
+        std::cout << fmt::format("  every region was closed by sound bounds or decided exactly ({} regions, {} leaves)\n",
+                                 st.regions, st.leaves);
+      } else {
+        std::cout << fmt::format("  every path of the dual model was explored (exhaustive: {} paths, {} infeasible)\n",
+                                 st.paths, st.unsat);
+      }
       break;
     case Verdict::Inconclusive: std::cout << fmt::format("inconclusive: {}\n", r.reason); break;
   }
-  std::cout << fmt::format("  engine {}: FQ {}, tests {}, sat {}, unsat {}, unknown {}, {:.2f} s\n", r.engine,
-                           st.frontier, st.tests, st.sat, st.unsat, st.unknown, st.seconds);
+  if (r.share.measured) {
+    std::cout << fmt::format("  domain: certified {:.6g}%, falsified {:.3g}%, undecided {:.6g}%\n",
+                             100.0 * r.share.certified, 100.0 * r.share.falsified, 100.0 * r.share.undecided);
+    std::cout << fmt::format("  engine {}{}: {} regions, {} leaves, {} tests, {:.2f} s\n", r.engine,
+                             r.phase.empty() ? "" : " (" + r.phase + ")", st.regions, st.leaves, st.tests, st.seconds);
+  } else if (r.engine.rfind("auto", 0) == 0) {
+    std::cout << fmt::format("  engine {}{}: {} tests, {:.2f} s\n", r.engine, r.phase.empty() ? "" : " (" + r.phase + ")",
+                             st.tests, st.seconds);
+  } else {
+    std::cout << fmt::format("  engine {}: FQ {}, tests {}, sat {}, unsat {}, unknown {}, {:.2f} s\n", r.engine,
+                             st.frontier, st.tests, st.sat, st.unsat, st.unknown, st.seconds);
+  }
   if (st.rejected > 0)
     std::cout << fmt::format("  {} candidate witnesses failed replay and were dropped\n", st.rejected);
 }
@@ -167,14 +186,31 @@ int run_fair(const FairArgs& args) {
                          std::fflush(stdout);
                          std::_Exit(20);
                        });
+  CompleteSearchOptions co;
+  co.protected_features = o.protected_features;
+  co.max_witnesses = args.max_witnesses;
+  co.quantify = args.quantify;
+  co.check = args.check;
+  co.split = parse_split_rule(args.split);
+  ProgressLine progress;
+  co.progress = [&progress](const CompleteProgress& p) {
+    progress.show(fmt::format("decided {:.4g}% (certified {:.4g}%, falsified {:.2g}%), {} leaves, {:.0f} leaves/s",
+                              100.0 * (p.certified + p.falsified), 100.0 * p.certified, 100.0 * p.falsified,
+                              p.leaves, p.seconds > 0 ? static_cast<double>(p.leaves) / p.seconds : 0.0));
+  };
   FairnessResult r;
   if (args.engine == "concolic") {
     r = concolic_search(model, schema, o, env);
   } else if (args.engine == "dual") {
     r = dual_search(model, schema, o, env);
+  } else if (args.engine == "complete") {
+    r = complete_search(model, schema, co, env);
+  } else if (args.engine == "auto") {
+    r = auto_search(model, schema, co, env);
   } else {
-    throw InputError(fmt::format("--engine: unknown engine '{}' (known: concolic, dual)", args.engine));
+    throw InputError(fmt::format("--engine: unknown engine '{}' (known: auto, complete, dual, concolic)", args.engine));
   }
+  progress.clear();
   if (!args.witnesses_out.empty())
     write_witnesses(args.witnesses_out, model, schema, o.protected_features, r.witnesses);
 
@@ -203,7 +239,16 @@ int run_fair(const FairArgs& args) {
                     {"rejected", st.rejected},
                     {"seeds", st.seeds},
                     {"seeds_exhausted", st.seeds_exhausted},
-                    {"concretised", st.concretised}};
+                    {"concretised", st.concretised},
+                    {"regions", st.regions},
+                    {"leaves", st.leaves},
+                    {"checked", st.checked}};
+    if (r.share.measured) {
+      doc["certified"] = r.share.certified;
+      doc["falsified"] = r.share.falsified;
+      doc["undecided"] = r.share.undecided;
+    }
+    if (!r.phase.empty()) doc["phase"] = r.phase;
     print_json(doc);
   } else {
     print_text(model, schema, names, o.protected_features, r);
@@ -224,8 +269,9 @@ void add_fair_command(CLI::App& app, int& status) {
   cmd->add_option("--box", args->box, "use a named alternative box of the schema (e.g. fairify)");
   cmd->add_option("--protected", args->protected_list, "protected attributes, comma-separated (default: the schema's)");
   cmd->add_option("--engine", args->engine,
-                  "dual: PyFair's dual-network search, proves fairness when exhaustive; concolic: PyCT's "
-                  "single-instance search over seed rows [default dual]");
+                  "auto: a short falsification phase, then complete [default]; complete: branch and bound with "
+                  "sound bounds, proves or refutes; smt: one Z3 query of the dual model; dual: PyFair's "
+                  "dual-network concolic search; concolic: PyCT's single-instance search over seed rows");
   cmd->add_option("--seeds", args->seeds, "CSV of seed rows (concolic: every row; dual: the first is the start)");
   cmd->add_option("--max-seeds", args->max_seeds, "concolic: at most this many seeds (0 = all; random seeds: 1000)");
   cmd->add_option("--seed-order", args->seed_order, "concolic: in-order or kmeans (round-robin over clusters)");
@@ -236,8 +282,12 @@ void add_fair_command(CLI::App& app, int& status) {
                   "seconds per solver call in the first round; calls that hit it are retried after the rest "
                   "with 4x the limit (0 = no own limit) [default 1]");
   cmd->add_option("--witnesses-out", args->witnesses_out, "write the witness pairs as CSV (raw, named values)");
+  cmd->add_flag("--check", args->check, "complete: re-prove every region closed by bounds with Z3 (slow; for testing)");
+  cmd->add_flag("--quantify", args->quantify,
+                "complete: go on after a witness and measure the certified/falsified/undecided shares of the domain");
+  cmd->add_option("--split", args->split, "complete: split rule, score or widest [default score]");
   cmd->add_flag("--json", args->json, "print one JSON document on stdout");
-  add_env_options(*cmd, args->env_options, {"seed", "time-limit", "verbose"});
+  add_env_options(*cmd, args->env_options, {"seed", "time-limit", "threads", "verbose"});
   cmd->callback([args, &status] { status = run_fair(*args); });
 }
 

@@ -55,7 +55,18 @@ struct SearchStats {
   std::int64_t seeds = 0;            // seeds started (concolic engine)
   std::int64_t seeds_exhausted = 0;  // seeds whose protected space was explored to the end, no witness
   bool concretised = false;          // some symbolic value was replaced by its concrete value
+  std::int64_t regions = 0;          // complete engine: sub-problems bounded
+  std::int64_t leaves = 0;           // complete engine: sub-problems not split further
+  std::int64_t checked = 0;          // complete engine --check: closed regions re-proved by Z3
   double seconds = 0.0;
+};
+
+// Shares of the domain of the non-protected features (integer points; a real feature counts by
+// length): certified = no protected change flips the label there, falsified = proven to flip
+// (regions where every point is a witness, and witness points), undecided = the rest.
+struct DomainShare {
+  bool measured = false;  // only the complete engine measures
+  double certified = 0.0, falsified = 0.0, undecided = 1.0;
 };
 
 struct FairnessResult {
@@ -65,6 +76,8 @@ struct FairnessResult {
   std::string reason;                  // why the verdict is inconclusive, in words
   std::vector<WitnessPair> witnesses;  // replayed; empty unless verdict == Witness
   SearchStats stats;
+  DomainShare share;
+  std::string phase;  // auto engine: "falsification" or "complete" (which phase decided)
 };
 
 }  // namespace witness

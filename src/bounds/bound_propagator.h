@@ -1,0 +1,62 @@
+// Sound bounds on a ReLU network over a box of inputs: interval arithmetic and DeepPoly/CROWN-style
+// symbolic linear bounds (each unstable ReLU relaxed by a line above and one below, back-substituted
+// to the inputs), and ReluDiff-style bounds on the difference between two copies of the network
+// that share every input but a few (the two sides of a fairness pair).
+//
+//   witness::BoundPropagator bp(net);
+//   witness::NetworkBounds b = bp.bounds(lo, hi);           // b.pre[k]: bounds of layer k's h_k
+//   double z_hi = b.pre.back().hi(0);                        // z <= z_hi for every x in [lo, hi]
+//   witness::Interval d = bp.difference(b, b2, dx_lo, dx_hi); // z(x) - z(x') for x - x' in [dx_lo, dx_hi]
+//
+// Soundness: every bound holds for the exact real-number semantics of the network (weights taken
+// as the exact values of their doubles). Floating-point rounding is accounted for with Higham's
+// gamma_n = n u / (1 - n u) error bounds on every sum and product, added outward.
+#pragma once
+
+#include <Eigen/Dense>
+#include <vector>
+
+#include "bounds/relu_network.h"
+
+namespace witness {
+
+struct Interval {
+  double lo = 0.0, hi = 0.0;
+};
+
+struct NetworkBounds {
+  std::vector<Eigen::VectorXd> lo, hi;  // per layer k: bounds of the pre-activations h_k
+  // The output's linear bounds at the inputs: lower_coef . x + ... <= z <= upper_coef . x + ...,
+  // used to rank input features for splitting (|coefficient| times width).
+  Eigen::VectorXd lower_coef, upper_coef;
+  [[nodiscard]] Interval output() const { return {lo.back()(0), hi.back()(0)}; }
+};
+
+class BoundPropagator {
+ public:
+  explicit BoundPropagator(const ReluNetwork& net);
+
+  // Bounds over the box lo <= x <= hi (the box must already contain the exact inputs).
+  [[nodiscard]] NetworkBounds bounds(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi) const;
+  // Interval arithmetic only (cheaper, looser), same result type without coefficients.
+  [[nodiscard]] NetworkBounds intervals(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi) const;
+
+  // Bounds of z(x) - z(x') where a, b are the bounds of the two copies over their boxes and
+  // x - x' lies in [dx_lo, dx_hi] (zero on the shared inputs).
+  [[nodiscard]] Interval difference(const NetworkBounds& a, const NetworkBounds& b, const Eigen::VectorXd& dx_lo,
+                                    const Eigen::VectorXd& dx_hi) const;
+
+ private:
+  void back_substitute(NetworkBounds& nb, std::size_t k, const Eigen::VectorXd& in_lo, const Eigen::VectorXd& in_hi,
+                       const std::vector<Eigen::VectorXd>& amax) const;
+
+  const ReluNetwork& net_;
+  std::vector<Eigen::MatrixXd> abs_weights_;  // |W_k|
+  std::vector<Eigen::MatrixXd> pos_weights_, neg_weights_;
+};
+
+// Helpers with directed rounding, for callers that combine bounds.
+[[nodiscard]] double add_down(double a, double b);
+[[nodiscard]] double add_up(double a, double b);
+
+}  // namespace witness

@@ -1,0 +1,54 @@
+// The complete verifier: branch and bound over (a box of the non-protected features, the pairs of
+// protected values still open), closed by sound bounds on each copy and on the difference between
+// the copies, decided exactly at single points, with candidates replayed on the original model.
+//
+//   witness::CompleteSearchOptions o;
+//   o.protected_features = {schema.feature_index("sex")};
+//   witness::Env env;  env.options.set("time-limit", "10");  env.start();
+//   witness::FairnessResult r = witness::complete_search(model, schema, o, env);
+//   // r.verdict: Verified (every region closed soundly), Witness (replayed), or Inconclusive;
+//   // r.share: the certified / falsified / undecided shares of the domain.
+//   witness::FairnessResult a = witness::auto_search(model, schema, o, env);  // falsify, then complete
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "core/env.h"
+#include "domain/schema.h"
+#include "fairness/verdict.h"
+#include "model/model.h"
+
+namespace witness {
+
+// How a region picks the feature it splits: Score = the largest |coefficient| x width in the
+// output's symbolic bounds (summed over the copies); Widest = the feature with most values.
+enum class SplitRule : std::uint8_t { Score, Widest };
+SplitRule parse_split_rule(const std::string& name);  // "score", "widest"
+
+struct CompleteProgress {
+  double certified = 0.0, falsified = 0.0;  // shares of the domain so far
+  std::int64_t leaves = 0;
+  double seconds = 0.0;
+};
+
+struct CompleteSearchOptions {
+  std::vector<int> protected_features;  // schema feature indices (required)
+  int max_witnesses = 1;                // stop after this many replayed witnesses...
+  bool quantify = false;                // ...unless measuring the whole domain
+  bool check = false;                   // re-prove every region closed by bounds with Z3 (slow; for tests)
+  SplitRule split = SplitRule::Score;
+  double falsify_seconds = 0.5;  // auto_search's first phase
+  // Called from one worker about four times a second (e.g. a progress line on a terminal).
+  std::function<void(const CompleteProgress&)> progress;
+};
+
+// Throws UnsupportedError when the model is not a Dense/ReLU network under a threshold rule.
+FairnessResult complete_search(const Model& model, const Schema& schema, const CompleteSearchOptions& options, Env& env);
+
+// The default engine: falsify() for options.falsify_seconds, then complete_search. Models that the
+// complete engine does not handle go to dual_search instead (engine "auto(dual)").
+FairnessResult auto_search(const Model& model, const Schema& schema, const CompleteSearchOptions& options, Env& env);
+
+}  // namespace witness

@@ -1,0 +1,39 @@
+// A quick hunt for witnesses before any proof: random pairs, then a local search on the logit gap
+// (the auto engine's first phase). Works on any model the evaluator runs.
+//
+//   witness::FalsifyOptions o;
+//   o.protected_features = {schema.feature_index("sex")};
+//   o.seconds = 0.5;
+//   witness::SearchStats stats;
+//   std::vector<witness::WitnessPair> found = witness::falsify(model, schema, o, env, stats);
+//   // every pair in `found` was replayed; an empty result proves nothing
+#pragma once
+
+#include <Eigen/Dense>
+#include <vector>
+
+#include "core/env.h"
+#include "domain/schema.h"
+#include "fairness/verdict.h"
+#include "model/model.h"
+
+namespace witness {
+
+// Every in-domain combination of raw values of the protected features (in their order), e.g.
+// {0}, {1} for one boolean. InputError when a protected feature is real, when there are more than
+// 65536 combinations, or fewer than two.
+std::vector<Eigen::VectorXd> protected_combinations(const Schema& schema, const std::vector<int>& protected_features);
+
+struct FalsifyOptions {
+  std::vector<int> protected_features;
+  double seconds = 0.5;   // budget (also bounded by env's deadline)
+  int max_witnesses = 1;  // stop after this many
+};
+
+// Random points with every protected combination, then (threshold rules) hill climbing over the
+// non-protected features that minimises max(t - max_c z_c, min_c z_c - t): negative means some
+// protected change crosses the threshold. Adds its evaluations to stats.tests.
+std::vector<WitnessPair> falsify(const Model& model, const Schema& schema, const FalsifyOptions& options, Env& env,
+                                 SearchStats& stats);
+
+}  // namespace witness
