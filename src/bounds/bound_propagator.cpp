@@ -140,10 +140,8 @@ void BoundPropagator::back_substitute(NetworkBounds& nb, std::size_t k, const Ei
   const Eigen::Index n0 = in_lo.size();
   Eigen::VectorXd upper = u.cwiseMax(0.0) * in_hi + u.cwiseMin(0.0) * in_lo + cu;
   Eigen::VectorXd lower = l.cwiseMax(0.0) * in_lo + l.cwiseMin(0.0) * in_hi + cl;
-  const Eigen::VectorXd erru =
-      ((gamma(n0 + 2) * (u.cwiseAbs() * in_max + cu.cwiseAbs()) + eu) * 1.01).array() + kTiny;
-  const Eigen::VectorXd errl =
-      ((gamma(n0 + 2) * (l.cwiseAbs() * in_max + cl.cwiseAbs()) + el) * 1.01).array() + kTiny;
+  const Eigen::VectorXd erru = ((gamma(n0 + 2) * (u.cwiseAbs() * in_max + cu.cwiseAbs()) + eu) * 1.01).array() + kTiny;
+  const Eigen::VectorXd errl = ((gamma(n0 + 2) * (l.cwiseAbs() * in_max + cl.cwiseAbs()) + el) * 1.01).array() + kTiny;
   for (Eigen::Index i = 0; i < upper.size(); ++i) {
     nb.hi[k](i) = std::min(nb.hi[k](i), add_up(upper(i), erru(i)));
     nb.lo[k](i) = std::max(nb.lo[k](i), add_down(lower(i), -errl(i)));

@@ -19,7 +19,8 @@ Eigen::RowVectorXd ReluNetwork::logits(const Eigen::MatrixXd& x) const {
 namespace {
 
 int skip_identity(const Model& m, int id) {
-  while (m.nodes[static_cast<std::size_t>(id)].op == OpKind::Identity) id = m.nodes[static_cast<std::size_t>(id)].inputs[0];
+  while (m.nodes[static_cast<std::size_t>(id)].op == OpKind::Identity)
+    id = m.nodes[static_cast<std::size_t>(id)].inputs[0];
   return id;
 }
 
@@ -53,8 +54,8 @@ std::optional<ReluNetwork> relu_network_of(const Model& m, std::string* why) {
     const Node& b = m.nodes[static_cast<std::size_t>(below)];
     if (b.op == OpKind::Input) break;
     if (b.op != OpKind::Relu)
-      return fail(fmt::format("node '{}' is {}; the complete engine handles Dense and ReLU layers", b.name,
-                              op_name(b.op)));
+      return fail(
+          fmt::format("node '{}' is {}; the complete engine handles Dense and ReLU layers", b.name, op_name(b.op)));
     id = skip_identity(m, b.inputs[0]);
   }
   net.layers.assign(reversed.rbegin(), reversed.rend());

@@ -1,8 +1,8 @@
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <iostream>
-#include <unistd.h>
 
 #include "cli/cli.h"
 #include "core/error.h"

@@ -15,6 +15,7 @@
 #include "domain/dataset.h"
 #include "fairness/complete_search.h"
 #include "fairness/concolic_search.h"
+#include "fairness/smt_search.h"
 #include "model/loaders.h"
 
 namespace witness::cli {
@@ -53,7 +54,8 @@ nlohmann::json witness_json(const Model& model, const Schema& schema, const Witn
           {"label_name", label_name(model, schema, w.label)},
           {"label_prime_name", label_name(model, schema, w.label_prime)},
           {"output", to_vector(w.output)},
-          {"output_prime", to_vector(w.output_prime)}};
+          {"output_prime", to_vector(w.output_prime)},
+          {"float32_differs", w.float32_differs}};
 }
 
 std::string csv_field(const std::string& text) {
@@ -105,15 +107,18 @@ void print_text(const Model& model, const Schema& schema, const std::vector<std:
                                label_name(model, schema, w.label));
       std::cout << fmt::format("  x': {} (the rest as x)\n      -> {}\n", changed,
                                label_name(model, schema, w.label_prime));
-      std::cout << "  replayed on the original model in double and float32\n";
+      std::cout << (w.float32_differs ? "  replayed on the original model in double and float32\n"
+                                      : "  replayed on the original model in double (in float32 the labels agree: the "
+                                        "gap is below float32 resolution)\n");
       break;
     }
     case Verdict::Verified:
       std::cout << fmt::format("verified: {} has no unfairness witness for {} in the domain of {}\n", model.name,
                                join(names), schema.source());
       if (r.share.measured) {
-        std::cout << fmt::format("  every region was closed by sound bounds or decided exactly ({} regions, {} leaves)\n",
-                                 st.regions, st.leaves);
+        std::cout << fmt::format(
+            "  every region was closed by sound bounds or decided exactly ({} regions, {} leaves)\n", st.regions,
+            st.leaves);
       } else {
         std::cout << fmt::format("  every path of the dual model was explored (exhaustive: {} paths, {} infeasible)\n",
                                  st.paths, st.unsat);
@@ -127,8 +132,8 @@ void print_text(const Model& model, const Schema& schema, const std::vector<std:
     std::cout << fmt::format("  engine {}{}: {} regions, {} leaves, {} tests, {:.2f} s\n", r.engine,
                              r.phase.empty() ? "" : " (" + r.phase + ")", st.regions, st.leaves, st.tests, st.seconds);
   } else if (r.engine.rfind("auto", 0) == 0) {
-    std::cout << fmt::format("  engine {}{}: {} tests, {:.2f} s\n", r.engine, r.phase.empty() ? "" : " (" + r.phase + ")",
-                             st.tests, st.seconds);
+    std::cout << fmt::format("  engine {}{}: {} tests, {:.2f} s\n", r.engine,
+                             r.phase.empty() ? "" : " (" + r.phase + ")", st.tests, st.seconds);
   } else {
     std::cout << fmt::format("  engine {}: FQ {}, tests {}, sat {}, unsat {}, unknown {}, {:.2f} s\n", r.engine,
                              st.frontier, st.tests, st.sat, st.unsat, st.unknown, st.seconds);
@@ -195,8 +200,8 @@ int run_fair(const FairArgs& args) {
   ProgressLine progress;
   co.progress = [&progress](const CompleteProgress& p) {
     progress.show(fmt::format("decided {:.4g}% (certified {:.4g}%, falsified {:.2g}%), {} leaves, {:.0f} leaves/s",
-                              100.0 * (p.certified + p.falsified), 100.0 * p.certified, 100.0 * p.falsified,
-                              p.leaves, p.seconds > 0 ? static_cast<double>(p.leaves) / p.seconds : 0.0));
+                              100.0 * (p.certified + p.falsified), 100.0 * p.certified, 100.0 * p.falsified, p.leaves,
+                              p.seconds > 0 ? static_cast<double>(p.leaves) / p.seconds : 0.0));
   };
   FairnessResult r;
   if (args.engine == "concolic") {
@@ -205,10 +210,13 @@ int run_fair(const FairArgs& args) {
     r = dual_search(model, schema, o, env);
   } else if (args.engine == "complete") {
     r = complete_search(model, schema, co, env);
+  } else if (args.engine == "smt") {
+    r = smt_search(model, schema, o.protected_features, env);
   } else if (args.engine == "auto") {
     r = auto_search(model, schema, co, env);
   } else {
-    throw InputError(fmt::format("--engine: unknown engine '{}' (known: auto, complete, dual, concolic)", args.engine));
+    throw InputError(
+        fmt::format("--engine: unknown engine '{}' (known: auto, complete, smt, dual, concolic)", args.engine));
   }
   progress.clear();
   if (!args.witnesses_out.empty())

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "fairness/concolic_search.h"
 #include "fairness/falsify.h"
+#include "fairness/smt_search.h"
 #include "solver/rational.h"
 
 namespace witness {
@@ -46,7 +47,12 @@ struct Outcome {
 class Verifier {
  public:
   Verifier(const Model& model, const Schema& schema, const CompleteSearchOptions& o, Env& env, ReluNetwork net)
-      : model_(model), schema_(schema), o_(o), env_(env), net_(std::move(net)), bp_(net_),
+      : model_(model),
+        schema_(schema),
+        o_(o),
+        env_(env),
+        net_(std::move(net)),
+        bp_(net_),
         combos_(protected_combinations(schema, o.protected_features)),
         is_protected_(static_cast<std::size_t>(schema.size()), false) {
     for (int f : o.protected_features) is_protected_[static_cast<std::size_t>(f)] = true;
@@ -178,7 +184,8 @@ class Verifier {
       const Feature& feat = schema_.feature(f);
       const Rational v = Rational::from_double(raw(f));
       if (feat.one_hot) {
-        for (int k = 0; k < feat.model_width; ++k) a[static_cast<std::size_t>(feat.model_offset + k)] = Rational(k == raw(f) ? 1 : 0);
+        for (int k = 0; k < feat.model_width; ++k)
+          a[static_cast<std::size_t>(feat.model_offset + k)] = Rational(k == raw(f) ? 1 : 0);
         continue;
       }
       Rational x = v;
@@ -216,7 +223,8 @@ class Verifier {
           if (!needed[c] || nb[c].upper_coef.size() == 0) continue;
           for (int k = 0; k < feat.model_width; ++k) {
             const Eigen::Index in = feat.model_offset + k;
-            const double width = feat.one_hot ? 1.0 : std::abs(feat.norm.to_model(r.hi(f)) - feat.norm.to_model(r.lo(f)));
+            const double width =
+                feat.one_hot ? 1.0 : std::abs(feat.norm.to_model(r.hi(f)) - feat.norm.to_model(r.lo(f)));
             score += (std::abs(nb[c].upper_coef(in)) + std::abs(nb[c].lower_coef(in))) * width;
           }
         }
@@ -261,6 +269,7 @@ class Verifier {
     }
     const Eigen::VectorXd center = ((r.lo + r.hi) / 2.0).array().floor().matrix();
     const long double vol = volume(r);
+    if (o_.check && everywhere < 0) out.checked = recheck(r, open);
     if (everywhere >= 0) {
       out.falsified = vol;
       out.leaf = true;
@@ -304,7 +313,7 @@ class Verifier {
       if (!flips) {
         out.certified = vol;
       } else if (out.witnesses.empty()) {
-        out.undecided = vol;  // a witness in exact arithmetic that does not replay in double and float32
+        out.undecided = vol;  // a witness in exact arithmetic that does not replay in double
         ++exact_only_;
       } else {
         out.falsified = vol;
@@ -331,6 +340,28 @@ class Verifier {
     out.children.push_back(std::move(a));
     out.children.push_back(std::move(b));
     return out;
+  }
+
+  // --check: every unordered pair that this region closes (both directions excluded, one of them
+  // here) is re-proved by Z3 on the whole region, independently of the bounds.
+  std::int64_t recheck(const Region& r, const std::vector<int>& open) const {
+    const int nc = static_cast<int>(combos_.size());
+    auto is_in = [](const std::vector<int>& v, int p) { return std::find(v.begin(), v.end(), p) != v.end(); };
+    std::int64_t n = 0;
+    for (int i = 0; i < nc; ++i) {
+      for (int j = i + 1; j < nc; ++j) {
+        const int ij = i * nc + j, ji = j * nc + i;
+        if (is_in(open, ij) || is_in(open, ji) || (!is_in(r.open, ij) && !is_in(r.open, ji))) continue;
+        const CheckResult c =
+            check_region(model_, schema_, o_.protected_features, r.lo, r.hi, combos_[static_cast<std::size_t>(i)],
+                         combos_[static_cast<std::size_t>(j)], 60.0);
+        if (c != CheckResult::Unsat)
+          throw InternalError(fmt::format("--check: Z3 answered {} on a region the bounds closed (from {})",
+                                          to_string(c), schema_.display_row(raw_with(r.lo, i))));
+        ++n;
+      }
+    }
+    return n;
   }
 
   // Bounds of x(combo i) - x(combo j) on the model inputs (zero outside the protected ones, and
@@ -379,11 +410,12 @@ class Verifier {
         falsified_ += out.falsified;
         undecided_ += out.undecided;
         rejected_ += out.rejected;
+        checked_ += out.checked;
         for (auto& w : out.witnesses) witnesses_.push_back(std::move(w));
         for (auto& c : out.children) stack_.push_back(std::move(c));
         --busy_;
         if (!o_.quantify && static_cast<int>(witnesses_.size()) >= std::max(1, o_.max_witnesses)) stop_ = true;
-        if (env_.expired()) {
+        if (env_.expired() || (o_.cancel != nullptr && o_.cancel->load())) {
           stop_ = true;
           timed_out_ = !stack_.empty() || busy_ > 0;
         }
@@ -410,6 +442,7 @@ class Verifier {
     r.stats.regions = regions_;
     r.stats.leaves = leaves_;
     r.stats.rejected = rejected_;
+    r.stats.checked = checked_;
     r.stats.tests = regions_;
     r.share.measured = true;
     r.share.certified = static_cast<double>(std::min(1.0L, certified_));
@@ -427,7 +460,7 @@ class Verifier {
       r.exhaustive = true;
       r.share = {true, 1.0, 0.0, 0.0};
     } else if (finished) {
-      r.reason = fmt::format("{} points are witnesses in exact arithmetic but not when replayed in double and float32",
+      r.reason = fmt::format("{} points are witnesses in exact arithmetic but not when replayed in double",
                              exact_only_.load());
     } else {
       r.reason = fmt::format("time limit: {:.4g}% of the domain certified, {} regions open", 100.0 * r.share.certified,
@@ -459,7 +492,7 @@ class Verifier {
   int busy_ = 0;
   bool stop_ = false, timed_out_ = false;
   std::exception_ptr error_;
-  std::int64_t regions_ = 0, leaves_ = 0, rejected_ = 0;
+  std::int64_t regions_ = 0, leaves_ = 0, rejected_ = 0, checked_ = 0;
   long double certified_ = 0.0L, falsified_ = 0.0L, undecided_ = 0.0L;
   std::vector<WitnessPair> witnesses_;
 };
@@ -471,10 +504,12 @@ FairnessResult complete_search(const Model& model, const Schema& schema, const C
   if (options.protected_features.empty()) throw InputError("no protected feature given");
   std::string why;
   std::optional<ReluNetwork> net = relu_network_of(model, &why);
-  if (!net) throw UnsupportedError(fmt::format("the complete engine handles Dense/ReLU networks with one logit: {}", why));
+  if (!net)
+    throw UnsupportedError(fmt::format("the complete engine handles Dense/ReLU networks with one logit: {}", why));
   if (net->input_width != schema.model_width())
-    throw InputError(schema.source(), "", fmt::format("the schema describes {} model inputs, the model reads {}",
-                                                      schema.model_width(), net->input_width));
+    throw InputError(schema.source(), "",
+                     fmt::format("the schema describes {} model inputs, the model reads {}", schema.model_width(),
+                                 net->input_width));
   Verifier v(model, schema, options, env, std::move(*net));
   return v.run();
 }
@@ -485,10 +520,7 @@ FairnessResult auto_search(const Model& model, const Schema& schema, const Compl
   f.protected_features = options.protected_features;
   f.seconds = options.falsify_seconds;
   f.max_witnesses = options.max_witnesses;
-  std::vector<WitnessPair> found;
-  if (!options.quantify) found = falsify(model, schema, f, env, stats);
-  std::string why;
-  if (!found.empty()) {
+  auto found_by_falsification = [&](std::vector<WitnessPair> found) {
     FairnessResult r;
     r.engine = "auto";
     r.phase = "falsification";
@@ -497,7 +529,12 @@ FairnessResult auto_search(const Model& model, const Schema& schema, const Compl
     r.stats = stats;
     r.stats.seconds = env.elapsed_seconds();
     return r;
+  };
+  if (!options.quantify) {
+    std::vector<WitnessPair> found = falsify(model, schema, f, env, stats);
+    if (!found.empty()) return found_by_falsification(std::move(found));
   }
+  std::string why;
   if (!relu_network_of(model, &why)) {
     ConcolicSearchOptions d;
     d.protected_features = options.protected_features;
@@ -508,7 +545,41 @@ FairnessResult auto_search(const Model& model, const Schema& schema, const Compl
     r.phase = "dual";
     return r;
   }
-  FairnessResult r = complete_search(model, schema, options, env);
+  // Falsification goes on beside the branch and bound; whichever answers first stops the other.
+  std::atomic<bool> complete_done{false}, falsify_found{false};
+  const double limit = env.options.get_real("time-limit");
+  f.seconds = limit > 0 ? options.falsify_share * limit : 60.0;
+  f.cancel = &complete_done;
+  SearchStats side_stats;
+  std::vector<WitnessPair> side_found;
+  std::thread side;
+  if (!options.quantify) {
+    side = std::thread([&] {
+      side_found = falsify(model, schema, f, env, side_stats);
+      if (!side_found.empty()) falsify_found = true;
+    });
+  }
+  CompleteSearchOptions co = options;
+  co.cancel = &falsify_found;
+  FairnessResult r;
+  try {
+    r = complete_search(model, schema, co, env);
+  } catch (...) {
+    complete_done = true;
+    if (side.joinable()) side.join();
+    throw;
+  }
+  complete_done = true;
+  if (side.joinable()) side.join();
+  stats.tests += side_stats.tests;
+  stats.rejected += side_stats.rejected;
+  if (r.verdict != Verdict::Witness && !side_found.empty()) {
+    FairnessResult w = found_by_falsification(std::move(side_found));
+    w.stats.regions = r.stats.regions;
+    w.stats.leaves = r.stats.leaves;
+    w.share = r.share;
+    return w;
+  }
   r.engine = "auto";
   r.phase = "complete";
   r.stats.tests += stats.tests;

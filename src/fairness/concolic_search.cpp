@@ -338,7 +338,7 @@ FairnessResult dual_search(const Model& model, const Schema& schema, const Conco
       result.reason = fmt::format("{} solutions left the path they were solved for (rounding or argmax decisions)",
                                   result.stats.divergences);
     } else if (result.stats.rejected > 0) {
-      result.reason = fmt::format("{} candidate witnesses failed replay in double or float32", result.stats.rejected);
+      result.reason = fmt::format("{} candidate witnesses failed replay in double", result.stats.rejected);
     }
   }
   finish(result, env);

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <atomic>
 #include <vector>
 
 #include "core/env.h"
@@ -26,13 +27,16 @@ std::vector<Eigen::VectorXd> protected_combinations(const Schema& schema, const 
 
 struct FalsifyOptions {
   std::vector<int> protected_features;
-  double seconds = 0.5;   // budget (also bounded by env's deadline)
-  int max_witnesses = 1;  // stop after this many
+  double seconds = 0.5;                       // budget (also bounded by env's deadline)
+  int max_witnesses = 1;                      // stop after this many
+  const std::atomic<bool>* cancel = nullptr;  // stop early when it becomes true
 };
 
-// Random points with every protected combination, then (threshold rules) hill climbing over the
-// non-protected features that minimises max(t - max_c z_c, min_c z_c - t): negative means some
-// protected change crosses the threshold. Adds its evaluations to stats.tests.
+// Random points with every protected combination; then, for threshold rules, hill climbing over
+// the non-protected features that minimises max(t - max_c z_c, min_c z_c - t) (negative: some
+// protected change crosses the threshold), and bisection along random lines through the domain for
+// the integer points next to the decision boundary, where the witnesses of near-fair models lie.
+// Adds its evaluations to stats.tests.
 std::vector<WitnessPair> falsify(const Model& model, const Schema& schema, const FalsifyOptions& options, Env& env,
                                  SearchStats& stats);
 

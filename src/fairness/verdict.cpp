@@ -49,7 +49,8 @@ std::optional<WitnessPair> replay_witness(const Model& model, const Schema& sche
   both.col(1) = w.x_prime;
   const Evaluation e64 = evaluate(model, both, Precision::Float64);
   const Evaluation e32 = evaluate(model, both, Precision::Float32);
-  if (e64.labels[0] == e64.labels[1] || e32.labels[0] == e32.labels[1]) return std::nullopt;
+  if (e64.labels[0] == e64.labels[1]) return std::nullopt;
+  w.float32_differs = e32.labels[0] != e32.labels[1];
   w.label = e64.labels[0];
   w.label_prime = e64.labels[1];
   w.output = e64.outputs.col(0);

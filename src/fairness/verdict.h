@@ -30,12 +30,16 @@ struct WitnessPair {
   Eigen::VectorXd raw, raw_prime;        // raw values, one per schema feature
   int label = 0, label_prime = 0;        // in double
   Eigen::VectorXd output, output_prime;  // the model's outputs in double
+  // The labels also differ in float32. A near-fair model can differ only by less than float32
+  // resolves; the pair is still a witness of the model as computed in double (and exactly).
+  bool float32_differs = false;
 };
 
 // Replays a candidate pair of model-input vectors on the original model. The raw rows are read
 // back with Schema::from_model and re-normalised, so the pair that is returned is exactly what a
 // user would feed. nullopt when the pair is out of the domain, differs outside the protected
-// features, has equal protected values, or its labels do not differ in both double and float32.
+// features, has equal protected values, or its labels do not differ in double; float32_differs
+// tells whether float32 evaluation agrees.
 std::optional<WitnessPair> replay_witness(const Model& model, const Schema& schema,
                                           const std::vector<int>& protected_features, const Eigen::VectorXd& x,
                                           const Eigen::VectorXd& x_prime);

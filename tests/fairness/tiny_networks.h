@@ -1,0 +1,365 @@
+// Tiny networks whose whole domain can be enumerated, and the brute-force truth about their
+// fairness, shared by the fairness engines' tests.
+//
+//   const witness::test::Tiny t = witness::test::random_tiny(7);   // or hand_made("rare")
+//   const witness::test::Truth truth = witness::test::brute_force(t);
+//   // truth.pairs == 0: t.model is fair on t.schema w.r.t. t.prot; else truth.witnesses lists pairs
+//   witness::test::expect_real_witness(t, truth, result.witnesses[0]);
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/env.h"
+#include "domain/schema.h"
+#include "fairness/verdict.h"
+#include "model/evaluator.h"
+#include "model/model.h"
+
+namespace witness::test {
+
+inline std::string source_path(const std::string& rel) { return std::string(WITNESS_SOURCE_DIR) + "/" + rel; }
+
+// ---------------------------------------------------------------------------------------------
+// Tiny networks whose whole domain can be enumerated. Every weight is a small dyadic rational and
+// the output bias carries an extra 2^-14, so every logit is exact in double, float32 and the
+// solver's rationals, and is never exactly on the threshold: brute force in double is the truth.
+
+// Boolean protected feature, last.
+inline constexpr const char* kBoolLast = R"(
+name = "bool_last"
+protected = ["p"]
+[[features]]
+name = "a"
+kind = "integer"
+min = 0
+max = 3
+[[features]]
+name = "b"
+kind = "integer"
+min = 0
+max = 3
+[[features]]
+name = "c"
+kind = "integer"
+min = 0
+max = 2
+[[features]]
+name = "p"
+kind = "boolean"
+)";
+
+// Categorical protected feature with 3 values (one model input holding the code), in the middle;
+// a normalised integer after it.
+inline constexpr const char* kCategoricalMiddle = R"(
+name = "categorical_middle"
+protected = ["g"]
+[[features]]
+name = "a"
+kind = "integer"
+min = 0
+max = 4
+[[features]]
+name = "g"
+kind = "categorical"
+categories = ["x", "y", "z"]
+[[features]]
+name = "b"
+kind = "integer"
+min = -2
+max = 2
+scale = 0.5
+offset = -1
+)";
+
+// One-hot categorical protected feature with 3 values, first.
+inline constexpr const char* kOneHotFirst = R"(
+name = "one_hot_first"
+protected = ["g"]
+[[features]]
+name = "g"
+kind = "categorical"
+categories = ["x", "y", "z"]
+encoding = "one-hot"
+[[features]]
+name = "a"
+kind = "integer"
+min = 0
+max = 3
+[[features]]
+name = "b"
+kind = "integer"
+min = 0
+max = 3
+)";
+
+// Two protected features (a boolean and a categorical with 3 values) and a mean/std normalisation.
+inline constexpr const char* kTwoProtected = R"(
+name = "two_protected"
+protected = ["s", "r"]
+[[features]]
+name = "s"
+kind = "boolean"
+[[features]]
+name = "a"
+kind = "integer"
+min = 0
+max = 3
+[[features]]
+name = "r"
+kind = "categorical"
+categories = ["u", "v", "w"]
+[[features]]
+name = "b"
+kind = "integer"
+min = 0
+max = 2
+mean = 1
+std = 2
+)";
+
+inline constexpr double kOffset = 1.0 / 16384;  // 2^-14: finer than any logit's resolution here
+
+struct Tiny {
+  std::string name;
+  Schema schema;
+  Model model;
+  std::vector<int> prot;
+};
+
+inline Schema schema_of(const char* toml) { return parse_schema(toml, "tiny.toml"); }
+
+inline std::vector<bool> protected_model_inputs(const Schema& s, const std::vector<int>& prot) {
+  std::vector<bool> out(static_cast<std::size_t>(s.model_width()), false);
+  for (int f : prot) {
+    const Feature& ft = s.feature(f);
+    for (int k = 0; k < ft.model_width; ++k) {
+      const int input = ft.model_offset + k;
+      out[static_cast<std::size_t>(input)] = true;
+    }
+  }
+  return out;
+}
+
+// A random ReLU network: weights and biases in [-1, 1] in steps of 1/8; the first layer's protected
+// columns multiplied by `prot_scale` (1, 1/4 or 0); the output bias shifted by 2^-14.
+inline Model random_net(const std::string& name, const Schema& s, const std::vector<int>& prot,
+                        const std::vector<int>& hidden, std::uint64_t seed, double prot_scale, double threshold) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> eighths(-8, 8);
+  auto draw = [&] { return eighths(rng) / 8.0; };
+  const std::vector<bool> is_prot = protected_model_inputs(s, prot);
+  ModelBuilder b(name, s.model_input_names());
+  int x = b.input();
+  int width = s.model_width();
+  for (std::size_t l = 0; l < hidden.size(); ++l) {
+    Eigen::MatrixXd w(hidden[l], width);
+    Eigen::VectorXd bias(hidden[l]);
+    for (int r = 0; r < hidden[l]; ++r) {
+      for (int c = 0; c < width; ++c) {
+        w(r, c) = draw();
+        if (l == 0 && is_prot[static_cast<std::size_t>(c)]) w(r, c) *= prot_scale;
+      }
+      bias[r] = draw();
+    }
+    x = b.relu(b.dense(x, w, bias));
+    width = hidden[l];
+  }
+  Eigen::MatrixXd w(1, width);
+  for (int c = 0; c < width; ++c) w(0, c) = draw();
+  const int z = b.dense(x, w, Eigen::VectorXd::Constant(1, draw() + kOffset));
+  return b.finish(b.sigmoid(z), DecisionRule::threshold_on(z, threshold));
+}
+
+// Whether the first layer gives a protected model input a non-zero weight.
+inline bool protected_weight_nonzero(const Tiny& t) {
+  const std::vector<bool> is_prot = protected_model_inputs(t.schema, t.prot);
+  for (const Node& n : t.model.nodes) {
+    if (n.op != OpKind::Dense || n.inputs[0] != t.model.input) continue;
+    for (int c = 0; c < n.weights.cols(); ++c) {
+      if (is_prot[static_cast<std::size_t>(c)] && !n.weights.col(c).isZero(0.0)) return true;
+    }
+  }
+  return false;
+}
+
+inline const char* kSchemas[] = {kBoolLast, kCategoricalMiddle, kOneHotFirst, kTwoProtected};
+
+inline Tiny random_tiny(int i) {
+  Tiny t;
+  t.schema = schema_of(kSchemas[i % 4]);
+  t.prot = t.schema.protected_indices();
+  const std::vector<std::vector<int>> shapes = {{3}, {4}, {3, 2}, {2, 3}};
+  const std::vector<int>& hidden = shapes[static_cast<std::size_t>((i / 4) % 4)];
+  const double prot_scale = i % 5 == 3 ? 0.0 : i % 3 == 1 ? 0.25 : 1.0;
+  const double threshold = i % 7 == 2 ? 0.25 : 0.0;
+  t.name = "random" + std::to_string(i);
+  t.model = random_net(t.name, t.schema, t.prot, hidden, 1000 + static_cast<std::uint64_t>(i), prot_scale, threshold);
+  return t;
+}
+
+// Hand-made networks over kBoolLast (inputs a, b, c, p).
+inline Tiny hand_made(const std::string& which) {
+  Tiny t;
+  t.name = which;
+  t.schema = schema_of(kBoolLast);
+  t.prot = t.schema.protected_indices();
+  ModelBuilder b(which, t.schema.model_input_names());
+  Eigen::MatrixXd w1;
+  Eigen::VectorXd b1;
+  Eigen::MatrixXd w2;
+  double b2 = kOffset;
+  if (which == "zero_weight") {  // label = [a + 2c > b + 1.5]; p has no weight at all
+    w1.resize(2, 4);
+    w1 << 1, -1, 2, 0, -1, 1, -2, 0;
+    b1.resize(2);
+    b1 << -1.5, 1.5;
+    w2.resize(1, 2);
+    w2 << 1, -1;
+  } else if (which == "small_weight") {  // label = [a >= b]; p moves both ReLUs by 1/8, never the label
+    w1.resize(2, 4);
+    w1 << 1, -1, 0, 0.125, -1, 1, 0, 0.125;
+    b1.resize(2);
+    b1 << 0.5, 0.5;
+    w2.resize(1, 2);
+    w2 << 1, -1;
+  } else if (which == "label_is_p") {  // label = p: every point is half of a witness pair
+    w1.resize(2, 4);
+    w1 << 0, 0, 0, 1, 1, 0, 0, 0;
+    b1.resize(2);
+    b1 << 0, 0;
+    w2.resize(1, 2);
+    w2 << 2, 0;
+    b2 = -1 + kOffset;
+  } else if (which == "rare") {  // label = [a + b + p > 6.5]: the only witnesses have a = b = 3
+    w1.resize(1, 4);
+    w1 << 1, 1, 0, 1;
+    b1.resize(1);
+    b1 << -5;
+    w2.resize(1, 1);
+    w2 << 1;
+    b2 = -1.5 + kOffset;
+  } else {
+    ADD_FAILURE() << "unknown hand-made network " << which;
+  }
+  const int h = b.relu(b.dense(b.input(), w1, b1));
+  const int z = b.dense(h, w2, Eigen::VectorXd::Constant(1, b2));
+  t.model = b.finish(b.sigmoid(z), DecisionRule::threshold_on(z, 0.0));
+  return t;
+}
+
+// Every raw point of an integral schema, [features][n].
+inline Eigen::MatrixXd domain_points(const Schema& s) {
+  long long n = 1;
+  for (const Feature& f : s.features()) n *= static_cast<long long>(f.max - f.min + 1);
+  Eigen::MatrixXd out(s.size(), n);
+  Eigen::VectorXd cur(s.size());
+  for (int i = 0; i < s.size(); ++i) cur[i] = s.feature(i).min;
+  for (long long j = 0; j < n; ++j) {
+    out.col(j) = cur;
+    for (int i = s.size() - 1; i >= 0; --i) {
+      if (cur[i] < s.feature(i).max) {
+        cur[i] += 1;
+        break;
+      }
+      cur[i] = s.feature(i).min;
+    }
+  }
+  return out;
+}
+
+struct Truth {
+  long long pairs = 0;                                                      // ordered witness pairs
+  std::set<std::pair<std::vector<double>, std::vector<double>>> witnesses;  // raw rows
+  std::set<std::vector<double>> discriminated;                              // raw rows that are half of a pair
+};
+
+inline std::vector<double> row(const Eigen::VectorXd& v) { return {v.data(), v.data() + v.size()}; }
+
+// Brute force over every pair of domain points that differ only in the protected features: a pair
+// is a witness when its labels differ in double and in float32 (as replay_witness requires).
+inline Truth brute_force(const Tiny& t) {
+  const Eigen::MatrixXd raw = domain_points(t.schema);
+  const Eigen::MatrixXd x = t.schema.to_model_columns(raw);
+  const Evaluation e64 = evaluate(t.model, x, Precision::Float64);
+  const Evaluation e32 = evaluate(t.model, x, Precision::Float32);
+  std::vector<bool> is_prot(static_cast<std::size_t>(t.schema.size()), false);
+  for (int f : t.prot) is_prot[static_cast<std::size_t>(f)] = true;
+  std::map<std::vector<double>, std::vector<Eigen::Index>> groups;
+  for (Eigen::Index j = 0; j < raw.cols(); ++j) {
+    // The networks are built so that no logit is near a tie: float32 agrees with double everywhere.
+    EXPECT_EQ(e64.labels[static_cast<std::size_t>(j)], e32.labels[static_cast<std::size_t>(j)])
+        << t.name << ": knife-edge at " << t.schema.display_row(raw.col(j));
+    std::vector<double> key;
+    for (int f = 0; f < t.schema.size(); ++f) {
+      if (!is_prot[static_cast<std::size_t>(f)]) key.push_back(raw(f, j));
+    }
+    groups[key].push_back(j);
+  }
+  Truth out;
+  for (const auto& [key, members] : groups) {
+    for (Eigen::Index i : members) {
+      for (Eigen::Index j : members) {
+        const auto a = static_cast<std::size_t>(i);
+        const auto b = static_cast<std::size_t>(j);
+        if (i == j || e64.labels[a] == e64.labels[b] || e32.labels[a] == e32.labels[b]) continue;
+        ++out.pairs;
+        out.witnesses.emplace(row(raw.col(i)), row(raw.col(j)));
+        out.discriminated.insert(row(raw.col(i)));
+      }
+    }
+  }
+  return out;
+}
+
+// An independent check of a returned witness: same non-protected raw values, some protected value
+// differs, both in the domain, model inputs are the schema's, labels differ in double and float32
+// when the model itself is run, and the pair is one brute force found.
+inline void expect_real_witness(const Tiny& t, const Truth& truth, const WitnessPair& w) {
+  SCOPED_TRACE(t.name + ": witness " + t.schema.display_row(w.raw) + " / " + t.schema.display_row(w.raw_prime));
+  ASSERT_EQ(w.raw.size(), t.schema.size());
+  ASSERT_EQ(w.raw_prime.size(), t.schema.size());
+  EXPECT_TRUE(t.schema.contains(w.raw));
+  EXPECT_TRUE(t.schema.contains(w.raw_prime));
+  std::vector<bool> is_prot(static_cast<std::size_t>(t.schema.size()), false);
+  for (int f : t.prot) is_prot[static_cast<std::size_t>(f)] = true;
+  bool differs = false;
+  for (int f = 0; f < t.schema.size(); ++f) {
+    if (is_prot[static_cast<std::size_t>(f)]) {
+      differs = differs || w.raw[f] != w.raw_prime[f];
+    } else {
+      EXPECT_EQ(w.raw[f], w.raw_prime[f]) << "non-protected feature " << t.schema.feature(f).name << " differs";
+    }
+  }
+  EXPECT_TRUE(differs) << "no protected feature differs";
+  EXPECT_TRUE(w.x == t.schema.to_model(w.raw));
+  EXPECT_TRUE(w.x_prime == t.schema.to_model(w.raw_prime));
+  Eigen::MatrixXd both(t.schema.model_width(), 2);
+  both.col(0) = t.schema.to_model(w.raw);
+  both.col(1) = t.schema.to_model(w.raw_prime);
+  const Evaluation e64 = Evaluator<double>(t.model).run(both);
+  const Evaluation e32 = Evaluator<float>(t.model).run(both);
+  EXPECT_NE(e64.labels[0], e64.labels[1]);
+  EXPECT_NE(e32.labels[0], e32.labels[1]);
+  EXPECT_EQ(w.label, e64.labels[0]);
+  EXPECT_EQ(w.label_prime, e64.labels[1]);
+  EXPECT_TRUE(w.output == e64.outputs.col(0));
+  EXPECT_TRUE(w.output_prime == e64.outputs.col(1));
+  EXPECT_TRUE(truth.witnesses.contains({row(w.raw), row(w.raw_prime)})) << "brute force does not know this pair";
+}
+
+inline Env make_env(const std::string& time_limit = "30") {
+  Env env;
+  env.options.set("time-limit", time_limit);
+  env.start();
+  return env;
+}
+
+}  // namespace witness::test
