@@ -530,12 +530,12 @@ FairnessResult auto_search(const Model& model, const Schema& schema, const Compl
     r.stats.seconds = env.elapsed_seconds();
     return r;
   };
-  if (!options.quantify) {
-    std::vector<WitnessPair> found = falsify(model, schema, f, env, stats);
-    if (!found.empty()) return found_by_falsification(std::move(found));
-  }
   std::string why;
   if (!relu_network_of(model, &why)) {
+    if (!options.quantify) {
+      std::vector<WitnessPair> found = falsify(model, schema, f, env, stats);
+      if (!found.empty()) return found_by_falsification(std::move(found));
+    }
     ConcolicSearchOptions d;
     d.protected_features = options.protected_features;
     d.max_witnesses = options.max_witnesses;
@@ -545,7 +545,8 @@ FairnessResult auto_search(const Model& model, const Schema& schema, const Compl
     r.phase = "dual";
     return r;
   }
-  // Falsification goes on beside the branch and bound; whichever answers first stops the other.
+  // Falsification runs beside the branch and bound from the start (a fair model is often closed at
+  // the root in milliseconds, which a falsification phase first would delay); the first answer wins.
   std::atomic<bool> complete_done{false}, falsify_found{false};
   const double limit = env.options.get_real("time-limit");
   f.seconds = limit > 0 ? options.falsify_share * limit : 60.0;

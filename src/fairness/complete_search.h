@@ -40,10 +40,10 @@ struct CompleteSearchOptions {
   bool quantify = false;                // ...unless measuring the whole domain
   bool check = false;                   // re-prove every region closed by bounds with Z3 (slow; for tests)
   SplitRule split = SplitRule::Score;
-  double falsify_seconds = 0.5;  // auto_search's first phase
-  // auto_search: share of the time limit for which falsification goes on beside complete_search
+  double falsify_seconds = 0.5;  // auto_search: falsification before dual_search (non-ReLU models)
+  // auto_search: share of the time limit for which falsification runs beside complete_search
   // (near-fair models: bounds close little, but witnesses sit next to the decision boundary).
-  double falsify_share = 0.3;
+  double falsify_share = 0.5;
   const std::atomic<bool>* cancel = nullptr;  // stop early (verdict inconclusive) when it becomes true
   // Called from one worker about four times a second (e.g. a progress line on a terminal).
   std::function<void(const CompleteProgress&)> progress;
@@ -53,9 +53,10 @@ struct CompleteSearchOptions {
 FairnessResult complete_search(const Model& model, const Schema& schema, const CompleteSearchOptions& options,
                                Env& env);
 
-// The default engine: falsify() for options.falsify_seconds, then complete_search with falsify()
-// beside it on one more thread for falsify_share of the time limit; the first answer wins. Models
-// that the complete engine does not handle go to dual_search instead (engine "auto(dual)").
+// The default engine: complete_search with falsify() beside it on one more thread for
+// falsify_share of the time limit (60 s without one); the first answer wins. Models that the
+// complete engine does not handle get falsify() for falsify_seconds and then dual_search (engine
+// "auto(dual)").
 FairnessResult auto_search(const Model& model, const Schema& schema, const CompleteSearchOptions& options, Env& env);
 
 }  // namespace witness

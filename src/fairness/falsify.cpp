@@ -149,6 +149,81 @@ Eigen::MatrixXd neighbours(const Schema& s, const std::vector<bool>& is_protecte
   return m;
 }
 
+// Greedy descent of the gap from x over the neighbours (stops at a local minimum).
+template <typename Over>
+void climb(Hunt& hunt, const Schema& schema, const std::vector<bool>& is_protected, Eigen::VectorXd x, double g,
+           const Over& over) {
+  for (int step = 0; step < 200 && !over(); ++step) {
+    const Eigen::MatrixXd nb = neighbours(schema, is_protected, x);
+    if (nb.cols() == 0) return;
+    const Eigen::VectorXd gaps = hunt.run(nb);
+    Eigen::Index best = 0;
+    if (gaps.minCoeff(&best) >= g) return;
+    g = gaps(best);
+    x = nb.col(best);
+  }
+}
+
+// Bisection along lines that move one integer feature of a random point, to adjacent values a, b
+// where the first combination's logit crosses the threshold; hunt.run checks every point it sees.
+// A witness of a near-fair model needs the logit's jump between a and b to straddle the threshold
+// by less than the copies' difference, so features with small jumps (long integer ranges) are the
+// productive ones: after the first round, half of the lines use the feature with the smallest
+// mean log jump seen so far.
+class BoundaryWalk {
+ public:
+  explicit BoundaryWalk(std::size_t features) : log_jump_(features, 0.0), jumps_(features, 0.0) {}
+
+  template <typename Over>
+  void round(Hunt& hunt, const Schema& schema, double t, const std::vector<int>& movable, Sampler& sampler,
+             std::mt19937_64& rng, const Over& over) {
+    const Eigen::Index lines = 256;
+    const Eigen::MatrixXd base = sampler.points(lines);
+    std::vector<std::size_t> pick(static_cast<std::size_t>(lines));
+    Eigen::VectorXd a(lines), b(lines);
+    for (Eigen::Index l = 0; l < lines; ++l) {
+      std::size_t m = std::uniform_int_distribution<std::size_t>(0, movable.size() - 1)(rng);
+      if (l % 2 == 0) {
+        double best = std::numeric_limits<double>::infinity();
+        for (std::size_t k = 0; k < movable.size(); ++k)
+          if (jumps_[k] > 0 && log_jump_[k] / jumps_[k] < best) best = log_jump_[k] / jumps_[k], m = k;
+      }
+      pick[static_cast<std::size_t>(l)] = m;
+      a(l) = schema.feature(movable[m]).min;
+      b(l) = schema.feature(movable[m]).max;
+    }
+    auto at = [&](const Eigen::VectorXd& v) {
+      Eigen::MatrixXd out = base;
+      for (Eigen::Index l = 0; l < lines; ++l) out(movable[pick[static_cast<std::size_t>(l)]], l) = v(l);
+      return out;
+    };
+    const Eigen::VectorXd za = hunt.logits(at(a)), zb = hunt.logits(at(b));
+    std::vector<bool> live(static_cast<std::size_t>(lines));
+    for (Eigen::Index l = 0; l < lines; ++l) live[static_cast<std::size_t>(l)] = (za(l) > t) != (zb(l) > t);
+    while (!over() && ((b - a).array() > 1.0).any()) {
+      const Eigen::VectorXd m = ((a + b) / 2.0).array().floor().matrix();
+      const Eigen::VectorXd zm = hunt.logits(at(m));
+      for (Eigen::Index l = 0; l < lines; ++l) {
+        if (!live[static_cast<std::size_t>(l)] || b(l) - a(l) <= 1.0) continue;
+        ((zm(l) > t) == (za(l) > t) ? a(l) : b(l)) = m(l);
+      }
+    }
+    if (over()) return;
+    hunt.run(at(a));
+    hunt.run(at(b));
+    const Eigen::VectorXd z1 = hunt.logits(at(a)), z2 = hunt.logits(at(b));
+    for (Eigen::Index l = 0; l < lines; ++l) {
+      const double jump = std::abs(z1(l) - z2(l));
+      if (!live[static_cast<std::size_t>(l)] || b(l) - a(l) != 1.0 || !(jump > 0.0)) continue;
+      log_jump_[pick[static_cast<std::size_t>(l)]] += std::log(jump);
+      jumps_[pick[static_cast<std::size_t>(l)]] += 1.0;
+    }
+  }
+
+ private:
+  std::vector<double> log_jump_, jumps_;
+};
+
 }  // namespace
 
 std::vector<WitnessPair> falsify(const Model& model, const Schema& schema, const FalsifyOptions& options, Env& env,
@@ -162,79 +237,32 @@ std::vector<WitnessPair> falsify(const Model& model, const Schema& schema, const
            (options.cancel != nullptr && options.cancel->load());
   };
   Sampler sampler(schema, env.seed());
-  // A fifth of the budget on random points, keeping the ones nearest to a flip as starts.
-  std::vector<std::pair<double, Eigen::VectorXd>> starts;
-  const double half = options.seconds * 0.2;
-  while (!over() && elapsed() < half) {
-    const Eigen::MatrixXd raw = sampler.points(512);
-    const Eigen::VectorXd gap = hunt.run(raw);
-    for (Eigen::Index j = 0; j < raw.cols(); ++j) starts.emplace_back(gap(j), raw.col(j));
-    std::sort(starts.begin(), starts.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    if (starts.size() > 64) starts.resize(64);
-  }
-  if (model.rule.kind != DecisionRule::Kind::Threshold) return std::move(hunt.found());
   std::vector<bool> is_protected(static_cast<std::size_t>(schema.size()), false);
   for (int f : options.protected_features) is_protected[static_cast<std::size_t>(f)] = true;
-  // A fifth on hill climbing from the best random points, the rest on the boundary.
-  const double climb_until = options.seconds * 0.4;
-  for (std::size_t s = 0; !over() && elapsed() < climb_until; ++s) {
-    Eigen::VectorXd x = s < starts.size() ? starts[s].second : sampler.point();
-    double g = s < starts.size() ? starts[s].first : std::numeric_limits<double>::infinity();
-    for (int step = 0; step < 200 && !over(); ++step) {
-      const Eigen::MatrixXd nb = neighbours(schema, is_protected, x);
-      if (nb.cols() == 0) break;
-      const Eigen::VectorXd gaps = hunt.run(nb);
-      Eigen::Index best = 0;
-      if (gaps.minCoeff(&best) >= g) break;
-      g = gaps(best);
-      x = nb.col(best);
-    }
-  }
   std::vector<int> movable;
   for (int f = 0; f < schema.size(); ++f)
     if (!is_protected[static_cast<std::size_t>(f)] && schema.feature(f).integral() &&
         schema.feature(f).max > schema.feature(f).min)
       movable.push_back(f);
-  if (movable.empty()) return std::move(hunt.found());
+  const bool threshold = model.rule.kind == DecisionRule::Kind::Threshold;
   std::mt19937_64 rng(env.seed() + 1);
-  const Eigen::Index lines = 256;
-  while (!over()) {
-    // Each line moves one integer feature of a random point; bisect to adjacent values a, b where the
-    // first combination's logit crosses the threshold. hunt.run checks every point it sees.
-    Eigen::MatrixXd base = sampler.points(lines);
-    std::vector<int> feature(static_cast<std::size_t>(lines));
-    Eigen::VectorXd a(lines), b(lines);
-    for (Eigen::Index l = 0; l < lines; ++l) {
-      const int f = movable[std::uniform_int_distribution<std::size_t>(0, movable.size() - 1)(rng)];
-      feature[static_cast<std::size_t>(l)] = f;
-      a(l) = schema.feature(f).min;
-      b(l) = schema.feature(f).max;
+  BoundaryWalk walk(movable.size());
+  // Rounds of doubling length (0.1 s, 0.2 s, ...), each a fifth random points, a fifth hill climbing
+  // from the best of them, and the rest bisection towards the decision boundary.
+  for (double budget = 0.1; !over(); budget *= 2.0) {
+    const double round_start = elapsed();
+    std::vector<std::pair<double, Eigen::VectorXd>> starts;
+    while (!over() && (elapsed() < round_start + 0.2 * budget || !threshold)) {
+      const Eigen::MatrixXd raw = sampler.points(512);
+      const Eigen::VectorXd gap = hunt.run(raw);
+      for (Eigen::Index j = 0; j < raw.cols(); ++j) starts.emplace_back(gap(j), raw.col(j));
+      std::sort(starts.begin(), starts.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+      if (starts.size() > 64) starts.resize(64);
     }
-    auto at = [&](const Eigen::VectorXd& v) {
-      Eigen::MatrixXd m = base;
-      for (Eigen::Index l = 0; l < lines; ++l) m(feature[static_cast<std::size_t>(l)], l) = v(l);
-      return m;
-    };
-    const Eigen::VectorXd za = hunt.logits(at(a)), zb = hunt.logits(at(b));
-    const double t = model.rule.threshold;
-    std::vector<bool> live(static_cast<std::size_t>(lines));
-    for (Eigen::Index l = 0; l < lines; ++l) live[static_cast<std::size_t>(l)] = (za(l) > t) != (zb(l) > t);
-    const Eigen::VectorXd za_above = (za.array() > t).cast<double>().matrix();
-    while (!over() && ((b - a).array() > 1.0).any()) {
-      const Eigen::VectorXd m = ((a + b) / 2.0).array().floor().matrix();
-      const Eigen::VectorXd zm = hunt.logits(at(m));
-      for (Eigen::Index l = 0; l < lines; ++l) {
-        if (!live[static_cast<std::size_t>(l)] || b(l) - a(l) <= 1.0) continue;
-        if ((zm(l) > t) == (za_above(l) > 0.0)) {
-          a(l) = m(l);
-        } else {
-          b(l) = m(l);
-        }
-      }
-    }
-    if (over()) break;
-    hunt.run(at(a));
-    hunt.run(at(b));
+    for (std::size_t k = 0; k < starts.size() && !over() && elapsed() < round_start + 0.4 * budget; ++k)
+      climb(hunt, schema, is_protected, starts[k].second, starts[k].first, over);
+    while (!movable.empty() && !over() && elapsed() < round_start + budget)
+      walk.round(hunt, schema, model.rule.threshold, movable, sampler, rng, over);
   }
   return std::move(hunt.found());
 }
