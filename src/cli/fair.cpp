@@ -119,6 +119,8 @@ void print_text(const Model& model, const Schema& schema, const std::vector<std:
         std::cout << fmt::format(
             "  every region was closed by sound bounds or decided exactly ({} regions, {} leaves)\n", st.regions,
             st.leaves);
+      } else if (r.engine == "smt") {
+        std::cout << "  one exact Z3 query of the dual model over the whole domain is unsatisfiable\n";
       } else {
         std::cout << fmt::format("  every path of the dual model was explored (exhaustive: {} paths, {} infeasible)\n",
                                  st.paths, st.unsat);
@@ -138,6 +140,8 @@ void print_text(const Model& model, const Schema& schema, const std::vector<std:
     std::cout << fmt::format("  engine {}: FQ {}, tests {}, sat {}, unsat {}, unknown {}, {:.2f} s\n", r.engine,
                              st.frontier, st.tests, st.sat, st.unsat, st.unknown, st.seconds);
   }
+  if (st.checked > 0)
+    std::cout << fmt::format("  --check: Z3 re-proved all {} region/pair closures of the bounds\n", st.checked);
   if (st.rejected > 0)
     std::cout << fmt::format("  {} candidate witnesses failed replay and were dropped\n", st.rejected);
 }

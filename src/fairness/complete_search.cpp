@@ -578,8 +578,7 @@ FairnessResult auto_search(const Model& model, const Schema& schema, const Compl
     FairnessResult w = found_by_falsification(std::move(side_found));
     w.stats.regions = r.stats.regions;
     w.stats.leaves = r.stats.leaves;
-    w.share = r.share;
-    return w;
+    return w;  // the complete engine's shares were cut short: not reported
   }
   r.engine = "auto";
   r.phase = "complete";
