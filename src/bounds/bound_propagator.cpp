@@ -40,9 +40,9 @@ double add_up(double a, double b) { return std::nextafter(a + b, kInf); }
 
 BoundPropagator::BoundPropagator(const ReluNetwork& net) : net_(net) {
   for (const auto& layer : net.layers) {
-    abs_weights_.push_back(layer.weights.cwiseAbs());
-    pos_weights_.push_back(layer.weights.cwiseMax(0.0));
-    neg_weights_.push_back(layer.weights.cwiseMin(0.0));
+    abs_weights_.emplace_back(layer.weights.cwiseAbs());
+    pos_weights_.emplace_back(layer.weights.cwiseMax(0.0));
+    neg_weights_.emplace_back(layer.weights.cwiseMin(0.0));
   }
 }
 

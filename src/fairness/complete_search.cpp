@@ -185,7 +185,7 @@ class Verifier {
       const Rational v = Rational::from_double(raw(f));
       if (feat.one_hot) {
         for (int k = 0; k < feat.model_width; ++k)
-          a[static_cast<std::size_t>(feat.model_offset + k)] = Rational(k == raw(f) ? 1 : 0);
+          a[static_cast<std::size_t>(feat.model_offset) + static_cast<std::size_t>(k)] = Rational(k == raw(f) ? 1 : 0);
         continue;
       }
       Rational x = v;
@@ -448,7 +448,7 @@ class Verifier {
     r.share.certified = static_cast<double>(std::min(1.0L, certified_));
     r.share.falsified = static_cast<double>(std::min(1.0L, falsified_));
     r.share.undecided = std::max(0.0, 1.0 - r.share.certified - r.share.falsified);
-    const int keep = o_.quantify ? std::max(1, o_.max_witnesses) : std::max(1, o_.max_witnesses);
+    const int keep = std::max(1, o_.max_witnesses);
     if (static_cast<int>(witnesses_.size()) > keep) witnesses_.resize(static_cast<std::size_t>(keep));
     r.witnesses = std::move(witnesses_);
     const bool finished = stack_.empty() && !timed_out_;

@@ -22,7 +22,8 @@ std::vector<Eigen::VectorXd> protected_combinations(const Schema& schema, const 
     if (!feat.integral()) throw InputError(schema.source(), feat.name, "a protected feature must not be real");
     std::vector<Eigen::VectorXd> next;
     for (const Eigen::VectorXd& prefix : out) {
-      for (double v = feat.min; v <= feat.max; v += 1.0) {
+      for (long long k = 0; k <= static_cast<long long>(feat.max - feat.min); ++k) {
+        const double v = feat.min + static_cast<double>(k);
         Eigen::VectorXd c(prefix.size() + 1);
         c << prefix, v;
         next.push_back(c);
@@ -126,7 +127,8 @@ Eigen::MatrixXd neighbours(const Schema& s, const std::vector<bool>& is_protecte
     if (is_protected[static_cast<std::size_t>(f)]) continue;
     const Feature& feat = s.feature(f);
     if (feat.kind == FeatureKind::Categorical && feat.max - feat.min < 16) {
-      for (double v = feat.min; v <= feat.max; v += 1.0) {
+      for (long long k = 0; k <= static_cast<long long>(feat.max - feat.min); ++k) {
+        const double v = feat.min + static_cast<double>(k);
         if (v == x(f)) continue;
         out.push_back(x);
         out.back()(f) = v;
