@@ -41,6 +41,7 @@ struct Outcome {
   long double certified = 0.0L, falsified = 0.0L, undecided = 0.0L;
   std::vector<WitnessPair> witnesses;
   std::int64_t rejected = 0, checked = 0;
+  std::int64_t witness_points = 0;  // non-protected points of new witnesses (each 1 / domain points)
   bool leaf = false;
 };
 
@@ -61,6 +62,9 @@ class Verifier {
       if (!is_protected_[static_cast<std::size_t>(f)] && feat.integral())
         domain_points_ *= static_cast<long double>(feat.max - feat.min + 1.0);
     }
+    for (int f : o.protected_features)
+      for (int k = 0; k < schema.feature(f).model_width; ++k)
+        protected_inputs_.push_back(schema.feature(f).model_offset + k);
     for (std::size_t c = 0; c < combos_.size(); ++c) {
       Eigen::VectorXd lo, hi;
       Region whole{Eigen::VectorXd::Zero(schema.size()), Eigen::VectorXd::Zero(schema.size()), {}};
@@ -233,7 +237,7 @@ class Verifier {
     }
     if (o_.split == SplitRule::Score && best_score <= 0.0) {  // no gradient: the widest feature
       for (int f = 0; f < schema_.size(); ++f)
-        if (!is_protected_[static_cast<std::size_t>(f)] && r.hi(f) - r.lo(f) > best_score)
+        if (!is_protected_[static_cast<std::size_t>(f)] && r.lo(f) < r.hi(f) && r.hi(f) - r.lo(f) > best_score)
           best_score = r.hi(f) - r.lo(f), best = f;
     }
     return best;
@@ -299,9 +303,9 @@ class Verifier {
       try_candidate(corner, p / nc, p % nc, out);
       if (!out.witnesses.empty()) break;
     }
-    if (!out.witnesses.empty()) {  // a witness point: the rest of the region stays open
-      out.falsified = 1.0L / domain_points_;
-    }
+    // Without --quantify a witness point found here is counted (the search stops soon); with it,
+    // the point is counted by the leaf that holds it, so it is not counted twice.
+    if (!out.witnesses.empty() && !o_.quantify) out.witness_points = 1;
     const int f = split_feature(r, nb, needed);
     if (f < 0) {  // a single point: decide exactly
       out.leaf = true;
@@ -312,6 +316,7 @@ class Verifier {
       }
       if (!flips) {
         out.certified = vol;
+        if (o_.check) out.checked += recheck(Region{r.lo, r.hi, open}, {});  // closed exactly, not by bounds
       } else if (out.witnesses.empty()) {
         out.undecided = vol;  // a witness in exact arithmetic that does not replay in double
         ++exact_only_;
@@ -331,7 +336,7 @@ class Verifier {
       if (!(mid > r.lo(f) && mid < r.hi(f))) {  // a real feature split to the last bit
         out.leaf = true;
         out.undecided = vol;
-        ++exact_only_;
+        ++slivers_;
         return out;
       }
       a.hi(f) = mid;
@@ -368,7 +373,7 @@ class Verifier {
   // exactly zero where both are the same exact value).
   [[nodiscard]] Eigen::VectorXd combo_diff(std::size_t i, std::size_t j, bool lower) const {
     Eigen::VectorXd d = Eigen::VectorXd::Zero(schema_.model_width());
-    for (Eigen::Index k = 0; k < d.size(); ++k) {
+    for (const Eigen::Index k : protected_inputs_) {  // shared inputs differ by exactly 0
       const double ilo = combo_lo_[i](k), ihi = combo_hi_[i](k), jlo = combo_lo_[j](k), jhi = combo_hi_[j](k);
       if (ilo == jlo && ihi == jhi && ilo == ihi) continue;
       d(k) = lower ? add_down(ilo, -jhi) : add_up(ihi, -jlo);
@@ -411,7 +416,14 @@ class Verifier {
         undecided_ += out.undecided;
         rejected_ += out.rejected;
         checked_ += out.checked;
-        for (auto& w : out.witnesses) witnesses_.push_back(std::move(w));
+        for (auto& w : out.witnesses) {
+          const bool seen = std::any_of(witnesses_.begin(), witnesses_.end(), [&w](const WitnessPair& o) {
+            return o.raw == w.raw && o.raw_prime == w.raw_prime;
+          });
+          if (seen) continue;
+          if (out.witness_points > 0) falsified_ += 1.0L / domain_points_;
+          witnesses_.push_back(std::move(w));
+        }
         for (auto& c : out.children) stack_.push_back(std::move(c));
         --busy_;
         if (!o_.quantify && static_cast<int>(witnesses_.size()) >= std::max(1, o_.max_witnesses)) stop_ = true;
@@ -455,13 +467,16 @@ class Verifier {
     if (!r.witnesses.empty()) {
       r.verdict = Verdict::Witness;
       r.exhaustive = finished && o_.quantify;
-    } else if (finished && exact_only_ == 0 && undecided_ == 0.0L) {
+    } else if (finished && exact_only_ == 0 && slivers_ == 0 && undecided_ == 0.0L) {
       r.verdict = Verdict::Verified;
       r.exhaustive = true;
       r.share = {true, 1.0, 0.0, 0.0};
-    } else if (finished) {
+    } else if (finished && exact_only_ > 0) {
       r.reason = fmt::format("{} points are witnesses in exact arithmetic but not when replayed in double",
                              exact_only_.load());
+    } else if (finished) {
+      r.reason =
+          fmt::format("{} regions of real features were split to the last bit and are still open", slivers_.load());
     } else {
       r.reason = fmt::format("time limit: {:.4g}% of the domain certified, {} regions open", 100.0 * r.share.certified,
                              stack_.size());
@@ -479,12 +494,14 @@ class Verifier {
   std::vector<Eigen::VectorXd> combos_;
   std::vector<bool> is_protected_;
   std::vector<Eigen::VectorXd> combo_lo_, combo_hi_;
+  std::vector<Eigen::Index> protected_inputs_;  // model inputs of the protected features
   long double domain_points_ = 1.0L;
 
   mutable std::once_flag exact_once_;
   mutable std::vector<std::vector<std::vector<Rational>>> exact_w_;
   mutable std::vector<std::vector<Rational>> exact_b_;
   mutable std::atomic<std::int64_t> exact_only_{0};
+  mutable std::atomic<std::int64_t> slivers_{0};  // real-feature regions split to the last bit, still open
 
   std::mutex mutex_;
   std::condition_variable cv_;
@@ -530,6 +547,7 @@ FairnessResult auto_search(const Model& model, const Schema& schema, const Compl
     r.stats.seconds = env.elapsed_seconds();
     return r;
   };
+  (void)protected_combinations(schema, options.protected_features);  // input errors here, not in a thread
   std::string why;
   if (!relu_network_of(model, &why)) {
     if (!options.quantify) {
@@ -553,11 +571,16 @@ FairnessResult auto_search(const Model& model, const Schema& schema, const Compl
   f.cancel = &complete_done;
   SearchStats side_stats;
   std::vector<WitnessPair> side_found;
+  std::exception_ptr side_error;
   std::thread side;
   if (!options.quantify) {
     side = std::thread([&] {
-      side_found = falsify(model, schema, f, env, side_stats);
-      if (!side_found.empty()) falsify_found = true;
+      try {
+        side_found = falsify(model, schema, f, env, side_stats);
+        if (!side_found.empty()) falsify_found = true;
+      } catch (...) {
+        side_error = std::current_exception();
+      }
     });
   }
   CompleteSearchOptions co = options;
@@ -572,6 +595,7 @@ FairnessResult auto_search(const Model& model, const Schema& schema, const Compl
   }
   complete_done = true;
   if (side.joinable()) side.join();
+  if (side_error) std::rethrow_exception(side_error);
   stats.tests += side_stats.tests;
   stats.rejected += side_stats.rejected;
   if (r.verdict != Verdict::Witness && !side_found.empty()) {

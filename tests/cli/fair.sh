@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `witness fair`: AC1 is unfair for race (exit 10, a JSON witness pair that differs only in race, a
-# CSV of it); AC9 with its sex weights zeroed is verified exhaustively (exit 0); the
-# concolic engine from adult.csv finds a witness; a time limit too small gives inconclusive (exit 20);
-# bad inputs exit with 2 and one clear `error:` line.
+# CSV of it); AC9 with its sex weights zeroed is verified exhaustively (exit 0) by the dual, complete,
+# smt and default (auto) engines, and --check re-proves the complete engine's closures with Z3; auto
+# finds AC1's sex witness; the concolic engine from adult.csv finds a witness; a time limit too small
+# gives inconclusive (exit 20); bad inputs exit with 2 and one clear `error:` line.
 # Usage: fair.sh WITNESS_EXE SOURCE_DIR
 set -u
 source "$(dirname "$0")/lib.bash"
@@ -21,17 +22,17 @@ sys.exit(0 if eval("(" + sys.argv[2] + ")") else 1)' "$1" "$2" 2>/dev/null
 }
 
 # The dual engine on AC1, race: a witness.
-timeout 120 "$W" fair "$AC1" --schema "$ADULT" --protected race --json --time-limit 100 \
+timeout 120 "$W" fair "$AC1" --schema "$ADULT" --protected race --engine dual --json --time-limit 100 \
   --witnesses-out "$T/w.csv" >"$T/ac1.json" 2>"$T/err"
 rc=$?
 [[ $rc -eq 10 ]]
-check "fair AC1 --protected race: exit $rc (want 10), stderr: $(head -c 300 "$T/err")" $?
+check "fair AC1 --protected race --engine dual: exit $rc (want 10), stderr: $(head -c 300 "$T/err")" $?
 json_check "$T/ac1.json" 'd["verdict"] == "witness" and d["engine"] == "dual" and d["protected"] == ["race"]'
 check "AC1 race: verdict witness, engine dual, protected [race]" $?
 json_check "$T/ac1.json" 'd["model"].endswith("AC1.h5") and d["exhaustive"] in (True, False) and d["witnesses_found"] == 1'
 check "AC1 race: model, exhaustive, witnesses_found" $?
 json_check "$T/ac1.json" 'all(k in d["witness"] for k in ("x", "x_prime", "x_named", "x_prime_named", "label",
-  "label_prime", "output", "output_prime"))'
+  "label_prime", "output", "output_prime", "float32_differs")) and d["witness"]["float32_differs"] in (True, False)'
 check "AC1 race: witness fields" $?
 json_check "$T/ac1.json" 'all(isinstance(d["stats"][k], int) and d["stats"][k] >= 0 for k in ("frontier", "tests", "sat",
   "unsat")) and d["stats"]["seconds"] >= 0 and d["stats"]["tests"] == 1 + d["stats"]["sat"] and d["stats"]["frontier"] > 0'
@@ -68,16 +69,91 @@ check "fair AC1 text: exit $rc (want 10), 'witness:' line" $?
 # Zeroed sex in AC9 (a 3-3-3-3 network): no label can depend on sex, and the dual search proves it.
 "$W" transform "$B/models/adult/AC9.h5" --schema "$ADULT" --zero-inputs sex -o "$T/ac9.onnx" >"$T/out" 2>&1
 check "transform AC9 --zero-inputs sex" $?
-timeout 120 "$W" fair "$T/ac9.onnx" --schema "$ADULT" --protected sex --json --time-limit 100 >"$T/ac9.json" 2>"$T/err"
+timeout 120 "$W" fair "$T/ac9.onnx" --schema "$ADULT" --protected sex --engine dual --json --time-limit 100 \
+  >"$T/ac9.json" 2>"$T/err"
 rc=$?
 [[ $rc -eq 0 ]]
-check "fair zeroed AC9 --protected sex: exit $rc (want 0), stderr: $(head -c 300 "$T/err")" $?
+check "fair zeroed AC9 --protected sex --engine dual: exit $rc (want 0), stderr: $(head -c 300 "$T/err")" $?
 json_check "$T/ac9.json" 'd["verdict"] == "verified" and d["exhaustive"] is True and d["witness"] is None and
-  d["witnesses_found"] == 0 and d["stats"]["unknown"] == 0 and d["protected"] == ["sex"]'
+  d["witnesses_found"] == 0 and d["stats"]["unknown"] == 0 and d["protected"] == ["sex"] and d["engine"] == "dual"'
 check "zeroed AC9: verdict verified, exhaustive, no witness" $?
+json_check "$T/ac9.json" '"certified" not in d and "phase" not in d'
+check "zeroed AC9 dual: no domain shares, no phase" $?
 json_check "$T/ac9.json" 'd["stats"]["queued"] == d["stats"]["sat"] + d["stats"]["unsat"] and
   d["stats"]["tests"] == 1 + d["stats"]["sat"] and d["stats"]["paths"] <= d["stats"]["tests"]'
 check "zeroed AC9: every queued item was solved, tests = 1 + sat, paths <= tests" $?
+
+# The complete engine on the zeroed AC9: the difference bound is exactly 0, the root closes.
+timeout 120 "$W" fair "$T/ac9.onnx" --schema "$ADULT" --protected sex --engine complete --json --time-limit 100 \
+  >"$T/ac9c.json" 2>"$T/err"
+rc=$?
+[[ $rc -eq 0 ]]
+check "fair zeroed AC9 --engine complete: exit $rc (want 0), stderr: $(head -c 300 "$T/err")" $?
+json_check "$T/ac9c.json" 'd["verdict"] == "verified" and d["engine"] == "complete" and d["exhaustive"] is True and
+  d["certified"] == 1 and d["falsified"] == 0 and d["undecided"] == 0 and d["witness"] is None'
+check "zeroed AC9 complete: verified, certified 1, falsified 0, undecided 0" $?
+json_check "$T/ac9c.json" 'all(isinstance(d["stats"][k], int) for k in ("regions", "leaves", "checked")) and
+  d["stats"]["regions"] >= 1 and 1 <= d["stats"]["leaves"] <= d["stats"]["regions"] and d["stats"]["checked"] == 0'
+check "zeroed AC9 complete: stats regions, leaves, checked 0 without --check" $?
+
+# --check: every closure is re-proved by Z3 (and the text answer says so).
+timeout 120 "$W" fair "$T/ac9.onnx" --schema "$ADULT" --protected sex --engine complete --check --split widest \
+  --threads 2 --json --time-limit 100 >"$T/ac9k.json" 2>"$T/err"
+rc=$?
+[[ $rc -eq 0 ]] && json_check "$T/ac9k.json" 'd["verdict"] == "verified" and d["stats"]["checked"] >= 1'
+check "fair zeroed AC9 --engine complete --check --split widest --threads 2: exit $rc (want 0), checked >= 1" $?
+timeout 120 "$W" fair "$T/ac9.onnx" --schema "$ADULT" --protected sex --engine complete --check --quantify \
+  --time-limit 100 >"$T/ac9k.txt" 2>&1
+rc=$?
+[[ $rc -eq 0 ]] && grep -q "^verified: " "$T/ac9k.txt" && grep -q "certified 100%" "$T/ac9k.txt" &&
+  grep -q -- "--check" "$T/ac9k.txt"
+check "fair zeroed AC9 --check --quantify text: exit $rc (want 0), verified, certified 100%, --check line" $?
+
+# The default engine is auto: on the zeroed AC9 the complete phase decides.
+timeout 120 "$W" fair "$T/ac9.onnx" --schema "$ADULT" --protected sex --json --time-limit 100 >"$T/ac9a.json" \
+  2>"$T/err"
+rc=$?
+[[ $rc -eq 0 ]]
+check "fair zeroed AC9 (default engine): exit $rc (want 0), stderr: $(head -c 300 "$T/err")" $?
+json_check "$T/ac9a.json" 'd["verdict"] == "verified" and d["engine"] == "auto" and d["phase"] == "complete" and
+  d["certified"] == 1 and d["exhaustive"] is True'
+check "zeroed AC9 default engine: auto, phase complete, certified 1" $?
+
+# The smt engine on GC3 with age zeroed: one Z3 query, unsat.
+"$W" transform "$B/models/german/GC3.h5" --schema "$GERMAN" --zero-inputs age -o "$T/gc3.onnx" >"$T/out" 2>&1
+check "transform GC3 --zero-inputs age" $?
+timeout 120 "$W" fair "$T/gc3.onnx" --schema "$GERMAN" --protected age --engine smt --json --time-limit 100 \
+  >"$T/gc3.json" 2>"$T/err"
+rc=$?
+[[ $rc -eq 0 ]] && json_check "$T/gc3.json" 'd["verdict"] == "verified" and d["engine"] == "smt" and
+  d["exhaustive"] is True and d["stats"]["unsat"] == 1'
+check "fair zeroed GC3 --engine smt: exit $rc (want 0), verified, exhaustive, one unsat" $?
+timeout 120 "$W" fair "$T/gc3.onnx" --schema "$GERMAN" --protected age --engine complete --check --json \
+  --time-limit 100 >"$T/gc3c.json" 2>"$T/err"
+rc=$?
+[[ $rc -eq 0 ]] && json_check "$T/gc3c.json" 'd["verdict"] == "verified" and d["certified"] == 1 and
+  d["stats"]["checked"] >= 1'
+check "fair zeroed GC3 --engine complete --check: exit $rc (want 0), certified 1, checked >= 1" $?
+
+# auto on AC1, sex: a witness (exit 10) that differs only in sex.
+timeout 120 "$W" fair "$AC1" --schema "$ADULT" --protected sex --engine auto --json --time-limit 100 >"$T/ac1s.json" \
+  2>"$T/err"
+rc=$?
+[[ $rc -eq 10 ]]
+check "fair AC1 --protected sex --engine auto: exit $rc (want 10), stderr: $(head -c 300 "$T/err")" $?
+json_check "$T/ac1s.json" 'd["verdict"] == "witness" and d["engine"] == "auto" and
+  d["phase"] in ("falsification", "complete") and d["witnesses_found"] >= 1 and
+  d["witness"]["label"] != d["witness"]["label_prime"] and d["witness"]["float32_differs"] in (True, False)'
+check "AC1 sex auto: witness, engine auto, phase, labels differ" $?
+json_check "$T/ac1s.json" '[k for k in d["witness"]["x_named"] if d["witness"]["x_named"][k] !=
+  d["witness"]["x_prime_named"][k]] == ["sex"]'
+check "AC1 sex auto: the witness differs only in sex" $?
+timeout 120 "$W" fair "$AC1" --schema "$ADULT" --protected sex --engine complete --threads 2 --json \
+  --time-limit 100 >"$T/ac1c.json" 2>"$T/err"
+rc=$?
+[[ $rc -eq 10 ]] && json_check "$T/ac1c.json" 'd["verdict"] == "witness" and d["engine"] == "complete" and
+  0 <= d["certified"] <= 1 and abs(d["certified"] + d["falsified"] + d["undecided"] - 1) < 1e-9'
+check "fair AC1 --protected sex --engine complete: exit $rc (want 10), shares add up to 1" $?
 
 # The concolic engine from the rows of adult.csv.
 timeout 120 "$W" fair "$AC1" --schema "$ADULT" --protected race --engine concolic --seeds "$B/data/adult.csv" --json \
@@ -112,6 +188,11 @@ check "GC5: verdict inconclusive, not exhaustive, reason names the time limit" $
 
 # Bad inputs.
 expect_input_error "unknown --engine" "bogus" "$W" fair "$AC1" --schema "$ADULT" --engine bogus
+expect_input_error "unknown --engine names the engines" "auto, complete, smt, dual, concolic" \
+  "$W" fair "$AC1" --schema "$ADULT" --engine bogus
+expect_input_error "--split bogus" "--split: unknown rule 'bogus'" "$W" fair "$AC1" --schema "$ADULT" --split bogus
+expect_input_error "--split bogus with the complete engine" "score, widest" \
+  "$W" fair "$AC1" --schema "$ADULT" --engine complete --split bogus
 expect_input_error "unknown --protected name" "gender" "$W" fair "$AC1" --schema "$ADULT" --protected gender
 expect_input_error "--frontier bogus" "frontier" "$W" fair "$AC1" --schema "$ADULT" --frontier bogus
 expect_input_error "--seed-order bogus" "seed order" \

@@ -319,6 +319,26 @@ inline Truth brute_force(const Tiny& t) {
   return out;
 }
 
+// The share of the non-protected points (one per combination of non-protected raw values) where no
+// protected change flips the label: what the complete engine's `certified` share measures.
+inline double fair_share(const Tiny& t) {
+  const Eigen::MatrixXd raw = domain_points(t.schema);
+  const Evaluation e64 = evaluate(t.model, t.schema.to_model_columns(raw), Precision::Float64);
+  std::vector<bool> is_prot(static_cast<std::size_t>(t.schema.size()), false);
+  for (int f : t.prot) is_prot[static_cast<std::size_t>(f)] = true;
+  std::map<std::vector<double>, std::set<int>> labels;  // non-protected values -> labels seen
+  for (Eigen::Index j = 0; j < raw.cols(); ++j) {
+    std::vector<double> key;
+    for (int f = 0; f < t.schema.size(); ++f) {
+      if (!is_prot[static_cast<std::size_t>(f)]) key.push_back(raw(f, j));
+    }
+    labels[key].insert(e64.labels[static_cast<std::size_t>(j)]);
+  }
+  long long fair = 0;
+  for (const auto& [key, seen] : labels) fair += seen.size() == 1 ? 1 : 0;
+  return static_cast<double>(fair) / static_cast<double>(labels.size());
+}
+
 // An independent check of a returned witness: same non-protected raw values, some protected value
 // differs, both in the domain, model inputs are the schema's, labels differ in double and float32
 // when the model itself is run, and the pair is one brute force found.
