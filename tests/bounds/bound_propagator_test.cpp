@@ -30,27 +30,22 @@ struct ExactNet {
   std::vector<std::vector<Rational>> b;               // [layer][out]
 };
 
-ExactNet exact_of(const ReluNetwork& net) {
-  ExactNet e;
-  for (const auto& layer : net.layers) {
-    std::vector<std::vector<Rational>> w(static_cast<std::size_t>(layer.weights.rows()));
-    std::vector<Rational> b;
-    for (Eigen::Index r = 0; r < layer.weights.rows(); ++r) {
-      for (Eigen::Index c = 0; c < layer.weights.cols(); ++c)
-        w[static_cast<std::size_t>(r)].push_back(Rational::from_double(layer.weights(r, c)));
-      b.push_back(Rational::from_double(layer.bias(r)));
-    }
-    e.w.push_back(std::move(w));
-    e.b.push_back(std::move(b));
-  }
-  return e;
-}
-
 std::vector<Rational> exact_point(const Eigen::VectorXd& x) {
   std::vector<Rational> out;
   out.reserve(static_cast<std::size_t>(x.size()));
   for (Eigen::Index i = 0; i < x.size(); ++i) out.push_back(Rational::from_double(x(i)));
   return out;
+}
+
+ExactNet exact_of(const ReluNetwork& net) {
+  ExactNet e;
+  for (const auto& layer : net.layers) {
+    std::vector<std::vector<Rational>>& rows = e.w.emplace_back();
+    for (Eigen::Index r = 0; r < layer.weights.rows(); ++r)
+      rows.push_back(exact_point(layer.weights.row(r).transpose()));
+    e.b.push_back(exact_point(layer.bias));
+  }
+  return e;
 }
 
 // Every layer's exact pre-activations h_k at the exact input a.
@@ -174,6 +169,19 @@ std::vector<Eigen::VectorXd> sample_points(std::mt19937_64& rng, const Box& box,
 
 constexpr int kNetworks = 50;
 
+// body(net, rng) for each of the kNetworks random networks (seeds 700, 701, ...) under a trace
+// naming it, with an rng seeded rng_seed + s; stops at the first fatal failure, as a loop would.
+template <class Body>
+void for_each_network(std::uint64_t rng_seed, Body&& body) {
+  for (int s = 0; s < kNetworks; ++s) {
+    SCOPED_TRACE("network " + std::to_string(s));
+    const ReluNetwork net = random_network(700 + static_cast<std::uint64_t>(s));
+    std::mt19937_64 rng(rng_seed + static_cast<std::uint64_t>(s));
+    body(net, rng);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
 // Every layer's exact pre-activations at every point lie in the bounds.
 void expect_sound(const NetworkBounds& nb, const ExactNet& e, const std::vector<Eigen::VectorXd>& points,
                   const std::string& what) {
@@ -194,12 +202,9 @@ void expect_sound(const NetworkBounds& nb, const ExactNet& e, const std::vector<
 
 TEST(BoundPropagator, BoundsAndIntervalsContainTheExactValues) {
   int unstable = 0;  // ReLUs whose bounds straddle 0 (the relaxation is exercised)
-  for (int s = 0; s < kNetworks; ++s) {
-    SCOPED_TRACE("network " + std::to_string(s));
-    const ReluNetwork net = random_network(700 + static_cast<std::uint64_t>(s));
+  for_each_network(9000, [&](const ReluNetwork& net, std::mt19937_64& rng) {
     const ExactNet e = exact_of(net);
     const BoundPropagator bp(net);
-    std::mt19937_64 rng(9000 + static_cast<std::uint64_t>(s));
     for (int b = 0; b < 3; ++b) {
       const Box box = random_box(rng, net.input_width);
       const NetworkBounds deep = bp.bounds(box.lo, box.hi);
@@ -215,7 +220,7 @@ TEST(BoundPropagator, BoundsAndIntervalsContainTheExactValues) {
       ASSERT_EQ(deep.lower_coef.size(), net.input_width);
       ASSERT_EQ(deep.upper_coef.size(), net.input_width);
     }
-  }
+  });
   EXPECT_GT(unstable, 50);
 }
 
@@ -286,11 +291,8 @@ TEST(BoundPropagator, SmallBoxesAreBoundedAtTheCornersManyNetworksSlow) { small_
 
 // A degenerate box is a point: the bounds are that point's values up to rounding.
 TEST(BoundPropagator, PointBoxesAreTight) {
-  for (int s = 0; s < kNetworks; ++s) {
-    SCOPED_TRACE("network " + std::to_string(s));
-    const ReluNetwork net = random_network(700 + static_cast<std::uint64_t>(s));
+  for_each_network(55, [](const ReluNetwork& net, std::mt19937_64& rng) {
     const ExactNet e = exact_of(net);
-    std::mt19937_64 rng(55 + static_cast<std::uint64_t>(s));
     std::uniform_real_distribution<double> u(-3.0, 3.0);
     Eigen::VectorXd x(net.input_width);
     for (Eigen::Index i = 0; i < x.size(); ++i) x(i) = u(rng);
@@ -302,17 +304,14 @@ TEST(BoundPropagator, PointBoxesAreTight) {
     scale *= 1.0 + x.cwiseAbs().maxCoeff();
     EXPECT_LE(nb.output().hi - nb.output().lo, 1e-9 * scale);
     EXPECT_NEAR(net.logit(x), z.to_double(), 1e-9 * scale);
-  }
+  });
 }
 
 // DeepPoly starts from the interval bounds and only ever tightens them, layer by layer.
 TEST(BoundPropagator, DeepPolyIsNeverLooserThanIntervals) {
   int tighter = 0;
-  for (int s = 0; s < kNetworks; ++s) {
-    SCOPED_TRACE("network " + std::to_string(s));
-    const ReluNetwork net = random_network(700 + static_cast<std::uint64_t>(s));
+  for_each_network(123, [&](const ReluNetwork& net, std::mt19937_64& rng) {
     const BoundPropagator bp(net);
-    std::mt19937_64 rng(123 + static_cast<std::uint64_t>(s));
     for (int b = 0; b < 5; ++b) {
       const Box box = random_box(rng, net.input_width);
       const NetworkBounds deep = bp.bounds(box.lo, box.hi);
@@ -327,7 +326,7 @@ TEST(BoundPropagator, DeepPolyIsNeverLooserThanIntervals) {
         }
       }
     }
-  }
+  });
   EXPECT_GT(tighter, 20);  // and it does tighten something
 }
 
@@ -369,12 +368,9 @@ PairBoxes random_pair(std::mt19937_64& rng, int n) {
 
 TEST(BoundPropagator, DifferenceContainsTheExactDifference) {
   int nonzero = 0;
-  for (int s = 0; s < kNetworks; ++s) {
-    SCOPED_TRACE("network " + std::to_string(s));
-    const ReluNetwork net = random_network(700 + static_cast<std::uint64_t>(s));
+  for_each_network(4242, [&](const ReluNetwork& net, std::mt19937_64& rng) {
     const ExactNet e = exact_of(net);
     const BoundPropagator bp(net);
-    std::mt19937_64 rng(4242 + static_cast<std::uint64_t>(s));
     std::uniform_real_distribution<double> u(0.0, 1.0);
     for (int b = 0; b < 3; ++b) {
       const PairBoxes p = random_pair(rng, net.input_width);
@@ -401,15 +397,13 @@ TEST(BoundPropagator, DifferenceContainsTheExactDifference) {
         }
       }
     }
-  }
+  });
   EXPECT_GT(nonzero, 10);
 }
 
 TEST(BoundPropagator, DifferenceIsExactlyZeroWithoutProtectedWeights) {
-  for (int s = 0; s < kNetworks; ++s) {
-    SCOPED_TRACE("network " + std::to_string(s));
-    ReluNetwork net = random_network(700 + static_cast<std::uint64_t>(s));
-    std::mt19937_64 rng(31 + static_cast<std::uint64_t>(s));
+  for_each_network(31, [](const ReluNetwork& random, std::mt19937_64& rng) {
+    ReluNetwork net = random;
     const PairBoxes p = random_pair(rng, net.input_width);
     for (Eigen::Index i = 0; i < net.input_width; ++i) {
       if (p.is_prot[static_cast<std::size_t>(i)]) net.layers[0].weights.col(i).setZero();
@@ -424,7 +418,7 @@ TEST(BoundPropagator, DifferenceIsExactlyZeroWithoutProtectedWeights) {
         bp.difference(na, na, Eigen::VectorXd::Zero(net.input_width), Eigen::VectorXd::Zero(net.input_width));
     EXPECT_EQ(same.lo, 0.0);
     EXPECT_EQ(same.hi, 0.0);
-  }
+  });
 }
 
 // ---------------------------------------------------------------------------------------------

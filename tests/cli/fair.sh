@@ -21,12 +21,24 @@ d = json.load(open(sys.argv[1]))
 sys.exit(0 if eval("(" + sys.argv[2] + ")") else 1)' "$1" "$2" 2>/dev/null
 }
 
+# fair_json OUT ARGS...: `witness fair ARGS... --json --time-limit 100` (at most 120 s), the JSON to
+# OUT and stderr to $T/err; sets rc to its exit code.
+fair_json() {
+  local out=$1
+  shift
+  timeout 120 "$W" fair "$@" --json --time-limit 100 >"$out" 2>"$T/err"
+  rc=$?
+}
+
+# expect_rc WANT NAME: the last run exited with WANT (else the check shows its stderr).
+expect_rc() {
+  [[ $rc -eq $1 ]]
+  check "$2: exit $rc (want $1), stderr: $(head -c 300 "$T/err")" $?
+}
+
 # The dual engine on AC1, race: a witness.
-timeout 120 "$W" fair "$AC1" --schema "$ADULT" --protected race --engine dual --json --time-limit 100 \
-  --witnesses-out "$T/w.csv" >"$T/ac1.json" 2>"$T/err"
-rc=$?
-[[ $rc -eq 10 ]]
-check "fair AC1 --protected race --engine dual: exit $rc (want 10), stderr: $(head -c 300 "$T/err")" $?
+fair_json "$T/ac1.json" "$AC1" --schema "$ADULT" --protected race --engine dual --witnesses-out "$T/w.csv"
+expect_rc 10 "fair AC1 --protected race --engine dual"
 json_check "$T/ac1.json" 'd["verdict"] == "witness" and d["engine"] == "dual" and d["protected"] == ["race"]'
 check "AC1 race: verdict witness, engine dual, protected [race]" $?
 json_check "$T/ac1.json" 'd["model"].endswith("AC1.h5") and d["exhaustive"] in (True, False) and d["witnesses_found"] == 1'
@@ -69,11 +81,8 @@ check "fair AC1 text: exit $rc (want 10), 'witness:' line" $?
 # Zeroed sex in AC9 (a 3-3-3-3 network): no label can depend on sex, and the dual search proves it.
 "$W" transform "$B/models/adult/AC9.h5" --schema "$ADULT" --zero-inputs sex -o "$T/ac9.onnx" >"$T/out" 2>&1
 check "transform AC9 --zero-inputs sex" $?
-timeout 120 "$W" fair "$T/ac9.onnx" --schema "$ADULT" --protected sex --engine dual --json --time-limit 100 \
-  >"$T/ac9.json" 2>"$T/err"
-rc=$?
-[[ $rc -eq 0 ]]
-check "fair zeroed AC9 --protected sex --engine dual: exit $rc (want 0), stderr: $(head -c 300 "$T/err")" $?
+fair_json "$T/ac9.json" "$T/ac9.onnx" --schema "$ADULT" --protected sex --engine dual
+expect_rc 0 "fair zeroed AC9 --protected sex --engine dual"
 json_check "$T/ac9.json" 'd["verdict"] == "verified" and d["exhaustive"] is True and d["witness"] is None and
   d["witnesses_found"] == 0 and d["stats"]["unknown"] == 0 and d["protected"] == ["sex"] and d["engine"] == "dual"'
 check "zeroed AC9: verdict verified, exhaustive, no witness" $?
@@ -84,11 +93,8 @@ json_check "$T/ac9.json" 'd["stats"]["queued"] == d["stats"]["sat"] + d["stats"]
 check "zeroed AC9: every queued item was solved, tests = 1 + sat, paths <= tests" $?
 
 # The complete engine on the zeroed AC9: the difference bound is exactly 0, the root closes.
-timeout 120 "$W" fair "$T/ac9.onnx" --schema "$ADULT" --protected sex --engine complete --json --time-limit 100 \
-  >"$T/ac9c.json" 2>"$T/err"
-rc=$?
-[[ $rc -eq 0 ]]
-check "fair zeroed AC9 --engine complete: exit $rc (want 0), stderr: $(head -c 300 "$T/err")" $?
+fair_json "$T/ac9c.json" "$T/ac9.onnx" --schema "$ADULT" --protected sex --engine complete
+expect_rc 0 "fair zeroed AC9 --engine complete"
 json_check "$T/ac9c.json" 'd["verdict"] == "verified" and d["engine"] == "complete" and d["exhaustive"] is True and
   d["certified"] == 1 and d["falsified"] == 0 and d["undecided"] == 0 and d["witness"] is None'
 check "zeroed AC9 complete: verified, certified 1, falsified 0, undecided 0" $?
@@ -97,9 +103,8 @@ json_check "$T/ac9c.json" 'all(isinstance(d["stats"][k], int) for k in ("regions
 check "zeroed AC9 complete: stats regions, leaves, checked 0 without --check" $?
 
 # --check: every closure is re-proved by Z3 (and the text answer says so).
-timeout 120 "$W" fair "$T/ac9.onnx" --schema "$ADULT" --protected sex --engine complete --check --split widest \
-  --threads 2 --json --time-limit 100 >"$T/ac9k.json" 2>"$T/err"
-rc=$?
+fair_json "$T/ac9k.json" "$T/ac9.onnx" --schema "$ADULT" --protected sex --engine complete --check --split widest \
+  --threads 2
 [[ $rc -eq 0 ]] && json_check "$T/ac9k.json" 'd["verdict"] == "verified" and d["stats"]["checked"] >= 1'
 check "fair zeroed AC9 --engine complete --check --split widest --threads 2: exit $rc (want 0), checked >= 1" $?
 timeout 120 "$W" fair "$T/ac9.onnx" --schema "$ADULT" --protected sex --engine complete --check --quantify \
@@ -110,11 +115,8 @@ rc=$?
 check "fair zeroed AC9 --check --quantify text: exit $rc (want 0), verified, certified 100%, --check line" $?
 
 # The default engine is auto: on the zeroed AC9 the complete phase decides.
-timeout 120 "$W" fair "$T/ac9.onnx" --schema "$ADULT" --protected sex --json --time-limit 100 >"$T/ac9a.json" \
-  2>"$T/err"
-rc=$?
-[[ $rc -eq 0 ]]
-check "fair zeroed AC9 (default engine): exit $rc (want 0), stderr: $(head -c 300 "$T/err")" $?
+fair_json "$T/ac9a.json" "$T/ac9.onnx" --schema "$ADULT" --protected sex
+expect_rc 0 "fair zeroed AC9 (default engine)"
 json_check "$T/ac9a.json" 'd["verdict"] == "verified" and d["engine"] == "auto" and d["phase"] == "complete" and
   d["certified"] == 1 and d["exhaustive"] is True'
 check "zeroed AC9 default engine: auto, phase complete, certified 1" $?
@@ -122,25 +124,18 @@ check "zeroed AC9 default engine: auto, phase complete, certified 1" $?
 # The smt engine on GC3 with age zeroed: one Z3 query, unsat.
 "$W" transform "$B/models/german/GC3.h5" --schema "$GERMAN" --zero-inputs age -o "$T/gc3.onnx" >"$T/out" 2>&1
 check "transform GC3 --zero-inputs age" $?
-timeout 120 "$W" fair "$T/gc3.onnx" --schema "$GERMAN" --protected age --engine smt --json --time-limit 100 \
-  >"$T/gc3.json" 2>"$T/err"
-rc=$?
+fair_json "$T/gc3.json" "$T/gc3.onnx" --schema "$GERMAN" --protected age --engine smt
 [[ $rc -eq 0 ]] && json_check "$T/gc3.json" 'd["verdict"] == "verified" and d["engine"] == "smt" and
   d["exhaustive"] is True and d["stats"]["unsat"] == 1'
 check "fair zeroed GC3 --engine smt: exit $rc (want 0), verified, exhaustive, one unsat" $?
-timeout 120 "$W" fair "$T/gc3.onnx" --schema "$GERMAN" --protected age --engine complete --check --json \
-  --time-limit 100 >"$T/gc3c.json" 2>"$T/err"
-rc=$?
+fair_json "$T/gc3c.json" "$T/gc3.onnx" --schema "$GERMAN" --protected age --engine complete --check
 [[ $rc -eq 0 ]] && json_check "$T/gc3c.json" 'd["verdict"] == "verified" and d["certified"] == 1 and
   d["stats"]["checked"] >= 1'
 check "fair zeroed GC3 --engine complete --check: exit $rc (want 0), certified 1, checked >= 1" $?
 
 # auto on AC1, sex: a witness (exit 10) that differs only in sex.
-timeout 120 "$W" fair "$AC1" --schema "$ADULT" --protected sex --engine auto --json --time-limit 100 >"$T/ac1s.json" \
-  2>"$T/err"
-rc=$?
-[[ $rc -eq 10 ]]
-check "fair AC1 --protected sex --engine auto: exit $rc (want 10), stderr: $(head -c 300 "$T/err")" $?
+fair_json "$T/ac1s.json" "$AC1" --schema "$ADULT" --protected sex --engine auto
+expect_rc 10 "fair AC1 --protected sex --engine auto"
 json_check "$T/ac1s.json" 'd["verdict"] == "witness" and d["engine"] == "auto" and
   d["phase"] in ("falsification", "complete") and d["witnesses_found"] >= 1 and
   d["witness"]["label"] != d["witness"]["label_prime"] and d["witness"]["float32_differs"] in (True, False)'
@@ -148,19 +143,14 @@ check "AC1 sex auto: witness, engine auto, phase, labels differ" $?
 json_check "$T/ac1s.json" '[k for k in d["witness"]["x_named"] if d["witness"]["x_named"][k] !=
   d["witness"]["x_prime_named"][k]] == ["sex"]'
 check "AC1 sex auto: the witness differs only in sex" $?
-timeout 120 "$W" fair "$AC1" --schema "$ADULT" --protected sex --engine complete --threads 2 --json \
-  --time-limit 100 >"$T/ac1c.json" 2>"$T/err"
-rc=$?
+fair_json "$T/ac1c.json" "$AC1" --schema "$ADULT" --protected sex --engine complete --threads 2
 [[ $rc -eq 10 ]] && json_check "$T/ac1c.json" 'd["verdict"] == "witness" and d["engine"] == "complete" and
   0 <= d["certified"] <= 1 and abs(d["certified"] + d["falsified"] + d["undecided"] - 1) < 1e-9'
 check "fair AC1 --protected sex --engine complete: exit $rc (want 10), shares add up to 1" $?
 
 # The concolic engine from the rows of adult.csv.
-timeout 120 "$W" fair "$AC1" --schema "$ADULT" --protected race --engine concolic --seeds "$B/data/adult.csv" --json \
-  --time-limit 100 >"$T/conc.json" 2>"$T/err"
-rc=$?
-[[ $rc -eq 10 ]]
-check "fair AC1 --engine concolic --seeds adult.csv: exit $rc (want 10), stderr: $(head -c 300 "$T/err")" $?
+fair_json "$T/conc.json" "$AC1" --schema "$ADULT" --protected race --engine concolic --seeds "$B/data/adult.csv"
+expect_rc 10 "fair AC1 --engine concolic --seeds adult.csv"
 json_check "$T/conc.json" 'd["verdict"] == "witness" and d["engine"] == "concolic" and d["exhaustive"] is False and
   d["stats"]["seeds"] >= 1 and d["stats"]["seeds_exhausted"] == d["stats"]["seeds"] - 1 and
   d["stats"]["tests"] == d["stats"]["seeds"] + d["stats"]["sat"]'
@@ -180,8 +170,7 @@ check "concolic: x is a row of adult.csv" $?
 timeout 60 "$W" fair "$B/models/german/GC5.h5" --schema "$GERMAN" --engine dual --time-limit 0.001 --json \
   >"$T/gc5.json" 2>"$T/err"
 rc=$?
-[[ $rc -eq 20 ]]
-check "fair GC5 --time-limit 0.001: exit $rc (want 20), stderr: $(head -c 300 "$T/err")" $?
+expect_rc 20 "fair GC5 --time-limit 0.001"
 json_check "$T/gc5.json" 'd["verdict"] == "inconclusive" and d["exhaustive"] is False and d["witness"] is None and
   "time limit" in d["reason"]'
 check "GC5: verdict inconclusive, not exhaustive, reason names the time limit" $?

@@ -27,22 +27,8 @@
 #include "model/loaders.h"
 #include "tiny_networks.h"
 
-namespace witness {
+namespace witness::test {
 namespace {
-
-using test::brute_force;
-using test::expect_real_witness;
-using test::fair_share;
-using test::hand_made;
-using test::kBoolLast;
-using test::kOneHotFirst;
-using test::make_env;
-using test::random_tiny;
-using test::row;
-using test::schema_of;
-using test::source_path;
-using test::Tiny;
-using test::Truth;
 
 constexpr int kRandomNets = 30;
 const char* const kHandMade[] = {"zero_weight", "small_weight", "label_is_p", "rare"};
@@ -330,7 +316,7 @@ struct DoubleTruth {
 };
 
 DoubleTruth double_brute_force(const Tiny& t) {
-  const Eigen::MatrixXd raw = test::domain_points(t.schema);
+  const Eigen::MatrixXd raw = domain_points(t.schema);
   const Evaluation e = evaluate(t.model, t.schema.to_model_columns(raw));
   std::vector<bool> is_prot(static_cast<std::size_t>(t.schema.size()), false);
   for (int f : t.prot) is_prot[static_cast<std::size_t>(f)] = true;
@@ -555,21 +541,7 @@ TEST(CompleteSearch, ManyWitnessesAreReal) { many_witnesses(false); }
 // Regression: max_witnesses = 5 on "rare" (6 witness pairs) returns distinct pairs.
 TEST(CompleteSearch, ManyWitnessesAreDistinct) { many_witnesses(true); }
 
-// A fair model with a logit exactly on the threshold: label = [a - 1 - p/2 > 0] over kBoolLast
-// (at a = 1: z = 0 with p = 0, z = -1/2 with p = 1; both label 0).
-Tiny on_threshold() {
-  Tiny t;
-  t.name = "on_threshold";
-  t.schema = schema_of(kBoolLast);
-  t.prot = t.schema.protected_indices();
-  ModelBuilder b(t.name, t.schema.model_input_names());
-  Eigen::MatrixXd w(1, 4);
-  w << 1, 0, 0, -0.5;
-  const int z = b.dense(b.input(), w, Eigen::VectorXd::Constant(1, -1.0));
-  t.model = b.finish(b.sigmoid(z), DecisionRule::threshold_on(z, 0.0));
-  return t;
-}
-
+// A fair model with a logit exactly on the threshold (see on_threshold).
 TEST(CompleteSearch, PointOnTheThresholdWidestSplit) {
   const Tiny t = on_threshold();
   EXPECT_EQ(brute_force(t).pairs, 0);
@@ -583,21 +555,8 @@ TEST(CompleteSearch, PointOnTheThresholdWidestSplit) {
   }
 }
 
-// A pair whose labels differ in double (and exactly) but not in float32 is still a witness:
-// label = [a + p * 2^-30 > 1]; at a = 1, float32 rounds 1 + 2^-30 to 1.
-Tiny below_float32() {
-  Tiny t;
-  t.name = "below_float32";
-  t.schema = schema_of(kBoolLast);
-  t.prot = t.schema.protected_indices();
-  ModelBuilder b(t.name, t.schema.model_input_names());
-  Eigen::MatrixXd w(1, 4);
-  w << 1, 0, 0, 0x1p-30;
-  const int z = b.dense(b.input(), w, Eigen::VectorXd::Constant(1, -1.0));
-  t.model = b.finish(b.sigmoid(z), DecisionRule::threshold_on(z, 0.0));
-  return t;
-}
-
+// A pair whose labels differ in double (and exactly) but not in float32 is still a witness (see
+// below_float32).
 TEST(CompleteSearch, WitnessBelowFloat32Resolution) {
   const Tiny t = below_float32();
   for (unsigned threads : {1U, 2U}) {
@@ -793,4 +752,4 @@ TEST(CompleteSearchFairify, AC1SexHasAWitnessThatReplays) {
 }
 
 }  // namespace
-}  // namespace witness
+}  // namespace witness::test

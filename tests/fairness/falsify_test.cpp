@@ -17,23 +17,8 @@
 #include "model/loaders.h"
 #include "tiny_networks.h"
 
-namespace witness {
+namespace witness::test {
 namespace {
-
-using test::brute_force;
-using test::expect_real_witness;
-using test::hand_made;
-using test::kBoolLast;
-using test::kCategoricalMiddle;
-using test::kOneHotFirst;
-using test::kTwoProtected;
-using test::make_env;
-using test::random_tiny;
-using test::row;
-using test::schema_of;
-using test::source_path;
-using test::Tiny;
-using test::Truth;
 
 // ---------------------------------------------------------------------------------------------
 // protected_combinations
@@ -243,37 +228,21 @@ TEST(Falsify, FindsNothingOnFairModels) {
 // Pairs that differ in double but not in float32 are witnesses (float32_differs says so); a pair
 // whose labels agree in double is never returned, however close its logits are.
 TEST(Falsify, NeverReportsANonReplayingPair) {
-  const Schema s = schema_of(kBoolLast);
-  const std::vector<int> prot = s.protected_indices();
   {  // label = [a + p * 2^-30 > 1]: witnesses at a = 1, in double only
-    ModelBuilder b("below_float32", s.model_input_names());
-    Eigen::MatrixXd w(1, 4);
-    w << 1, 0, 0, 0x1p-30;
-    const int z = b.dense(b.input(), w, Eigen::VectorXd::Constant(1, -1.0));
-    const Model m = b.finish(z, DecisionRule::threshold_on(z, 0.0));
-    FalsifyOptions o;
-    o.protected_features = prot;
-    o.seconds = 1.0;
+    const Tiny t = below_float32();
     Env env = make_env();
     SearchStats stats;
-    const std::vector<WitnessPair> found = falsify(m, s, o, env, stats);
+    const std::vector<WitnessPair> found = falsify(t.model, t.schema, options_for(t, 1.0), env, stats);
     ASSERT_EQ(found.size(), 1U);
     EXPECT_FALSE(found[0].float32_differs);
     EXPECT_EQ(found[0].raw(0), 1.0);
-    EXPECT_TRUE(replay_witness(m, s, prot, found[0].x, found[0].x_prime).has_value());
+    EXPECT_TRUE(replay_witness(t.model, t.schema, t.prot, found[0].x, found[0].x_prime).has_value());
   }
   {  // label = [a - 1 - p / 2 > 0]: z = 0 exactly at (a = 1, p = 0), but no label ever flips
-    ModelBuilder b("on_threshold", s.model_input_names());
-    Eigen::MatrixXd w(1, 4);
-    w << 1, 0, 0, -0.5;
-    const int z = b.dense(b.input(), w, Eigen::VectorXd::Constant(1, -1.0));
-    const Model m = b.finish(z, DecisionRule::threshold_on(z, 0.0));
-    FalsifyOptions o;
-    o.protected_features = prot;
-    o.seconds = 0.1;
+    const Tiny t = on_threshold();
     Env env = make_env();
     SearchStats stats;
-    EXPECT_TRUE(falsify(m, s, o, env, stats).empty());
+    EXPECT_TRUE(falsify(t.model, t.schema, options_for(t, 0.1), env, stats).empty());
     EXPECT_EQ(stats.rejected, 0);
   }
 }
@@ -340,4 +309,4 @@ TEST(Falsify, FairifyAC1Sex) {
 }
 
 }  // namespace
-}  // namespace witness
+}  // namespace witness::test

@@ -36,24 +36,12 @@ inline std::string source_path(const std::string& rel) { return std::string(WITN
 inline constexpr const char* kBoolLast = R"(
 name = "bool_last"
 protected = ["p"]
-[[features]]
-name = "a"
-kind = "integer"
-min = 0
-max = 3
-[[features]]
-name = "b"
-kind = "integer"
-min = 0
-max = 3
-[[features]]
-name = "c"
-kind = "integer"
-min = 0
-max = 2
-[[features]]
-name = "p"
-kind = "boolean"
+features = [
+  { name = "a", kind = "integer", min = 0, max = 3 },
+  { name = "b", kind = "integer", min = 0, max = 3 },
+  { name = "c", kind = "integer", min = 0, max = 2 },
+  { name = "p", kind = "boolean" },
+]
 )";
 
 // Categorical protected feature with 3 values (one model input holding the code), in the middle;
@@ -61,68 +49,34 @@ kind = "boolean"
 inline constexpr const char* kCategoricalMiddle = R"(
 name = "categorical_middle"
 protected = ["g"]
-[[features]]
-name = "a"
-kind = "integer"
-min = 0
-max = 4
-[[features]]
-name = "g"
-kind = "categorical"
-categories = ["x", "y", "z"]
-[[features]]
-name = "b"
-kind = "integer"
-min = -2
-max = 2
-scale = 0.5
-offset = -1
+features = [
+  { name = "a", kind = "integer", min = 0, max = 4 },
+  { name = "g", kind = "categorical", categories = ["x", "y", "z"] },
+  { name = "b", kind = "integer", min = -2, max = 2, scale = 0.5, offset = -1 },
+]
 )";
 
 // One-hot categorical protected feature with 3 values, first.
 inline constexpr const char* kOneHotFirst = R"(
 name = "one_hot_first"
 protected = ["g"]
-[[features]]
-name = "g"
-kind = "categorical"
-categories = ["x", "y", "z"]
-encoding = "one-hot"
-[[features]]
-name = "a"
-kind = "integer"
-min = 0
-max = 3
-[[features]]
-name = "b"
-kind = "integer"
-min = 0
-max = 3
+features = [
+  { name = "g", kind = "categorical", categories = ["x", "y", "z"], encoding = "one-hot" },
+  { name = "a", kind = "integer", min = 0, max = 3 },
+  { name = "b", kind = "integer", min = 0, max = 3 },
+]
 )";
 
 // Two protected features (a boolean and a categorical with 3 values) and a mean/std normalisation.
 inline constexpr const char* kTwoProtected = R"(
 name = "two_protected"
 protected = ["s", "r"]
-[[features]]
-name = "s"
-kind = "boolean"
-[[features]]
-name = "a"
-kind = "integer"
-min = 0
-max = 3
-[[features]]
-name = "r"
-kind = "categorical"
-categories = ["u", "v", "w"]
-[[features]]
-name = "b"
-kind = "integer"
-min = 0
-max = 2
-mean = 1
-std = 2
+features = [
+  { name = "s", kind = "boolean" },
+  { name = "a", kind = "integer", min = 0, max = 3 },
+  { name = "r", kind = "categorical", categories = ["u", "v", "w"] },
+  { name = "b", kind = "integer", min = 0, max = 2, mean = 1, std = 2 },
+]
 )";
 
 inline constexpr double kOffset = 1.0 / 16384;  // 2^-14: finer than any logit's resolution here
@@ -255,6 +209,28 @@ inline Tiny hand_made(const std::string& which) {
   return t;
 }
 
+// label = [a + p_weight * p > 1] over kBoolLast: one dense layer, the rule on its logit.
+inline Tiny linear_bool_last(const std::string& name, double p_weight) {
+  Tiny t;
+  t.name = name;
+  t.schema = schema_of(kBoolLast);
+  t.prot = t.schema.protected_indices();
+  ModelBuilder b(t.name, t.schema.model_input_names());
+  Eigen::MatrixXd w(1, 4);
+  w << 1, 0, 0, p_weight;
+  const int z = b.dense(b.input(), w, Eigen::VectorXd::Constant(1, -1.0));
+  t.model = b.finish(b.sigmoid(z), DecisionRule::threshold_on(z, 0.0));
+  return t;
+}
+
+// A fair model with a logit exactly on the threshold: label = [a - 1 - p/2 > 0] (at a = 1: z = 0
+// with p = 0, z = -1/2 with p = 1; both label 0).
+inline Tiny on_threshold() { return linear_bool_last("on_threshold", -0.5); }
+
+// Witnesses whose labels differ in double (and exactly) but not in float32: label = [a + p * 2^-30 > 1];
+// at a = 1, float32 rounds 1 + 2^-30 to 1.
+inline Tiny below_float32() { return linear_bool_last("below_float32", 0x1p-30); }
+
 // Every raw point of an integral schema, [features][n].
 inline Eigen::MatrixXd domain_points(const Schema& s) {
   long long n = 1;
@@ -373,6 +349,22 @@ inline void expect_real_witness(const Tiny& t, const Truth& truth, const Witness
   EXPECT_TRUE(w.output == e64.outputs.col(0));
   EXPECT_TRUE(w.output_prime == e64.outputs.col(1));
   EXPECT_TRUE(truth.witnesses.contains({row(w.raw), row(w.raw_prime)})) << "brute force does not know this pair";
+}
+
+// The answer of a search that stops at its first witness, against brute force: that one witness,
+// real and with no reason given, when brute force finds a pair; else Verified, exhaustive and no
+// witness. Callers wrap it in ASSERT_NO_FATAL_FAILURE to stop where it stops.
+inline void expect_first_answer(const Tiny& t, const Truth& truth, const FairnessResult& r) {
+  if (truth.pairs > 0) {
+    ASSERT_EQ(r.verdict, Verdict::Witness) << r.reason;
+    ASSERT_EQ(r.witnesses.size(), 1U);
+    EXPECT_TRUE(r.reason.empty());
+    expect_real_witness(t, truth, r.witnesses[0]);
+  } else {
+    ASSERT_EQ(r.verdict, Verdict::Verified) << r.reason;
+    EXPECT_TRUE(r.exhaustive);
+    EXPECT_TRUE(r.witnesses.empty());
+  }
 }
 
 inline Env make_env(const std::string& time_limit = "30") {
