@@ -67,10 +67,13 @@ class Hunt {
     }
     stats_.tests += n * nc;
     Eigen::VectorXd gap = Eigen::VectorXd::Zero(n);
+    spread_ = Eigen::VectorXd::Zero(n);
     const double t = model_.rule.threshold;
     for (Eigen::Index j = 0; j < n; ++j) {
-      if (model_.rule.kind == DecisionRule::Kind::Threshold)
+      if (model_.rule.kind == DecisionRule::Kind::Threshold) {
         gap(j) = std::max(t - z.col(j).maxCoeff(), z.col(j).minCoeff() - t);
+        spread_(j) = z.col(j).maxCoeff() - z.col(j).minCoeff();
+      }
       for (std::size_t a = 0; a < combos_.size() && !done(); ++a) {
         for (std::size_t b = 0; b < combos_.size(); ++b) {
           if (labels[a][static_cast<std::size_t>(j)] == labels[b][static_cast<std::size_t>(j)]) continue;
@@ -90,6 +93,9 @@ class Hunt {
     stats_.tests += raw.cols();
     return ev_.run(schema_.to_model_columns(r)).decision.row(model_.rule.index).transpose();
   }
+
+  // Per column of the last run(): the largest logit difference between protected combinations.
+  [[nodiscard]] const Eigen::VectorXd& spread() const { return spread_; }
 
   [[nodiscard]] bool done() const { return static_cast<int>(found_.size()) >= std::max(1, o_.max_witnesses); }
   std::vector<WitnessPair>& found() { return found_; }
@@ -117,6 +123,7 @@ class Hunt {
   std::vector<Eigen::VectorXd> combos_;
   Evaluator<double> ev_;
   std::vector<WitnessPair> found_;
+  Eigen::VectorXd spread_;
 };
 
 // Neighbours of a raw point: each non-protected feature moved by +-1, +-2, +-4, ... within bounds
@@ -169,9 +176,9 @@ void climb(Hunt& hunt, const Schema& schema, const std::vector<bool>& is_protect
 // Bisection along lines that move one integer feature of a random point, to adjacent values a, b
 // where the first combination's logit crosses the threshold; hunt.run checks every point it sees.
 // A witness of a near-fair model needs the logit's jump between a and b to straddle the threshold
-// by less than the copies' difference, so features with small jumps (long integer ranges) are the
-// productive ones: after the first round, half of the lines use the feature with the smallest
-// mean log jump seen so far.
+// by less than the copies' difference, so crossings with small jumps and large differences are the
+// productive ones: half of the lines start next to the best crossings seen so far (nudged in one
+// or two features), a quarter use the feature with the smallest mean log jump, a quarter are random.
 class BoundaryWalk {
  public:
   explicit BoundaryWalk(std::size_t features) : log_jump_(features, 0.0), jumps_(features, 0.0) {}
@@ -180,10 +187,24 @@ class BoundaryWalk {
   void round(Hunt& hunt, const Schema& schema, double t, const std::vector<int>& movable, Sampler& sampler,
              std::mt19937_64& rng, const Over& over) {
     const Eigen::Index lines = 256;
-    const Eigen::MatrixXd base = sampler.points(lines);
+    Eigen::MatrixXd base = sampler.points(lines);
     std::vector<std::size_t> pick(static_cast<std::size_t>(lines));
     Eigen::VectorXd a(lines), b(lines);
     for (Eigen::Index l = 0; l < lines; ++l) {
+      if (l < lines / 2 && !elites_.empty()) {  // near a promising crossing: nudge one or two features
+        const Elite& e = elites_[std::uniform_int_distribution<std::size_t>(0, elites_.size() - 1)(rng)];
+        base.col(l) = e.x;
+        for (int k = 0; k < 2; ++k) {
+          const int g = movable[std::uniform_int_distribution<std::size_t>(0, movable.size() - 1)(rng)];
+          base(g, l) = std::clamp(base(g, l) + static_cast<double>(std::uniform_int_distribution<int>(-3, 3)(rng)),
+                                  schema.feature(g).min, schema.feature(g).max);
+        }
+        const Feature& ef = schema.feature(movable[e.feature]);
+        pick[static_cast<std::size_t>(l)] = e.feature;
+        a(l) = std::max(ef.min, e.x(movable[e.feature]) - 64.0);
+        b(l) = std::min(ef.max, e.x(movable[e.feature]) + 64.0);
+        continue;
+      }
       std::size_t m = std::uniform_int_distribution<std::size_t>(0, movable.size() - 1)(rng);
       if (l % 2 == 0) {
         double best = std::numeric_limits<double>::infinity();
@@ -212,18 +233,37 @@ class BoundaryWalk {
     }
     if (over()) return;
     hunt.run(at(a));
+    const Eigen::VectorXd spread_a = hunt.spread();
     hunt.run(at(b));
+    const Eigen::VectorXd spread_b = hunt.spread();
     const Eigen::VectorXd z1 = hunt.logits(at(a)), z2 = hunt.logits(at(b));
+    const Eigen::MatrixXd at_a = at(a);
     for (Eigen::Index l = 0; l < lines; ++l) {
       const double jump = std::abs(z1(l) - z2(l));
       if (!live[static_cast<std::size_t>(l)] || b(l) - a(l) != 1.0 || !(jump > 0.0)) continue;
+      // A crossing whose copies differ by a large share of the jump is near a witness.
+      remember({std::max(spread_a(l), spread_b(l)) / jump, at_a.col(l), pick[static_cast<std::size_t>(l)]});
       log_jump_[pick[static_cast<std::size_t>(l)]] += std::log(jump);
       jumps_[pick[static_cast<std::size_t>(l)]] += 1.0;
     }
   }
 
  private:
+  struct Elite {
+    double score = 0.0;  // copies' logit difference / the jump at the crossing
+    Eigen::VectorXd x;
+    std::size_t feature = 0;  // index into movable
+  };
+  void remember(Elite e) {
+    if (!(e.score > 0.0)) return;
+    if (elites_.size() == 32 && e.score <= elites_.back().score) return;
+    const auto at = std::find_if(elites_.begin(), elites_.end(), [&e](const Elite& o) { return o.score < e.score; });
+    elites_.insert(at, std::move(e));
+    if (elites_.size() > 32) elites_.pop_back();
+  }
+
   std::vector<double> log_jump_, jumps_;
+  std::vector<Elite> elites_;  // best crossings, by score, descending
 };
 
 }  // namespace
