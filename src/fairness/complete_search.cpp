@@ -417,6 +417,8 @@ class Verifier {
         rejected_ += out.rejected;
         checked_ += out.checked;
         for (auto& w : out.witnesses) {
+          // Keep only what is reported (--quantify finds a witness at every flipping point).
+          if (static_cast<int>(witnesses_.size()) >= std::max(1, o_.max_witnesses)) break;
           const bool seen = std::any_of(witnesses_.begin(), witnesses_.end(), [&w](const WitnessPair& o) {
             return o.raw == w.raw && o.raw_prime == w.raw_prime;
           });
