@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <set>
 
 #include "core/error.h"
@@ -36,6 +37,40 @@ std::vector<BranchStep> steps_of(const ConcolicRun& r) {
   return s;
 }
 
+// What a full exploration saw: the distinct paths, the frontier items popped, the concrete runs.
+struct Exploration {
+  std::set<std::vector<BranchStep>> explored;
+  std::int64_t popped = 0, runs = 1;
+};
+
+// Explores every path from x0: pops the queue, solves each item's prefix with the solver, runs the
+// solution and inserts its path; every path must be new. on_input sees each solved input.
+void explore_with_z3(Solver& solver, const DomainEncoding& enc, ConcolicEvaluator& ce, const std::vector<bool>& sym,
+                     const Eigen::VectorXd& x0, PathTree& tree, FrontierQueue& queue, Exploration& e,
+                     const std::function<void(const Eigen::VectorXd&)>& on_input = {}) {
+  const ConcolicRun first = ce.run(x0, sym);
+  e.explored.insert(steps_of(first));
+  for (auto& item : tree.insert(first.path)) queue.push(std::move(item));
+  while (!queue.empty()) {
+    ASSERT_LT(e.popped, 1000);  // terminates
+    FrontierItem item = queue.pop();
+    ++e.popped;
+    solver.push();
+    for (const Constraint& c : item.constraints) solver.assert_(substitute(c, enc.model_inputs));
+    const CheckResult res = solver.check(10.0);
+    tree.mark(item, res);
+    if (res == CheckResult::Sat) {
+      const Eigen::VectorXd x = model_input_from_solver(solver, enc, x0);
+      if (on_input) on_input(x);
+      const ConcolicRun r = ce.run(x, sym);
+      ++e.runs;
+      EXPECT_TRUE(e.explored.insert(steps_of(r)).second) << "a path was explored twice";
+      for (auto& next : tree.insert(r.path, &item)) queue.push(std::move(next));
+    }
+    solver.pop();
+  }
+}
+
 void explore(FrontierOrder order) {
   const Model m = tiny_net();
   const Schema schema = parse_schema(R"(
@@ -68,29 +103,10 @@ max = 3
   ConcolicEvaluator ce(m);
   PathTree tree;
   FrontierQueue queue(order);
-  std::set<std::vector<BranchStep>> explored;
-  int runs = 1;
-  const ConcolicRun first = ce.run(x0, sym);
-  explored.insert(steps_of(first));
-  for (auto& item : tree.insert(first.path)) queue.push(std::move(item));
-  std::int64_t popped = 0;
-  while (!queue.empty()) {
-    ASSERT_LT(popped, 1000);  // terminates
-    FrontierItem item = queue.pop();
-    ++popped;
-    solver->push();
-    for (const Constraint& c : item.constraints) solver->assert_(substitute(c, enc.model_inputs));
-    const CheckResult res = solver->check(10.0);
-    tree.mark(item, res);
-    if (res == CheckResult::Sat) {
-      const Eigen::VectorXd x = model_input_from_solver(*solver, enc, x0);
-      const ConcolicRun r = ce.run(x, sym);
-      ++runs;
-      EXPECT_TRUE(explored.insert(steps_of(r)).second) << "a path was explored twice";
-      for (auto& next : tree.insert(r.path, &item)) queue.push(std::move(next));
-    }
-    solver->pop();
-  }
+  Exploration e;
+  ASSERT_NO_FATAL_FAILURE(explore_with_z3(*solver, enc, ce, sym, x0, tree, queue, e));
+  const auto& explored = e.explored;
+  const std::int64_t runs = e.runs, popped = e.popped;
   EXPECT_EQ(explored, expected);
   EXPECT_EQ(tree.duplicate_paths(), 0);
   EXPECT_EQ(tree.divergences(), 0);
@@ -165,30 +181,12 @@ offset = 0.25
     const DomainEncoding enc = encode_domain(*solver, schema, sym, x0);
     PathTree tree;
     FrontierQueue queue(order);
-    std::set<std::vector<BranchStep>> explored;
-    const ConcolicRun first = ce.run(x0, sym);
-    explored.insert(steps_of(first));
-    for (auto& item : tree.insert(first.path)) queue.push(std::move(item));
-    std::int64_t popped = 0;
-    std::int64_t runs = 1;
-    while (!queue.empty()) {
-      ASSERT_LT(popped, 1000);
-      FrontierItem item = queue.pop();
-      ++popped;
-      solver->push();
-      for (const Constraint& c : item.constraints) solver->assert_(substitute(c, enc.model_inputs));
-      const CheckResult res = solver->check(10.0);
-      tree.mark(item, res);
-      if (res == CheckResult::Sat) {
-        const Eigen::VectorXd x = model_input_from_solver(*solver, enc, x0);
-        EXPECT_TRUE(schema.contains(schema.from_model(x)));
-        const ConcolicRun r = ce.run(x, sym);
-        ++runs;
-        EXPECT_TRUE(explored.insert(steps_of(r)).second) << "a path was explored twice";
-        for (auto& next : tree.insert(r.path, &item)) queue.push(std::move(next));
-      }
-      solver->pop();
-    }
+    Exploration e;
+    ASSERT_NO_FATAL_FAILURE(
+        explore_with_z3(*solver, enc, ce, sym, x0, tree, queue, e,
+                        [&schema](const Eigen::VectorXd& x) { EXPECT_TRUE(schema.contains(schema.from_model(x))); }));
+    const auto& explored = e.explored;
+    const std::int64_t runs = e.runs, popped = e.popped;
     EXPECT_EQ(tree.duplicate_paths(), 0);
     EXPECT_EQ(tree.divergences(), 0);
     EXPECT_EQ(explored, expected);
