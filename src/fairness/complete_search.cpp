@@ -150,10 +150,7 @@ class Verifier {
   }
 
   [[nodiscard]] Eigen::VectorXd raw_with(const Eigen::VectorXd& raw, int combo) const {
-    Eigen::VectorXd out = raw;
-    for (std::size_t k = 0; k < o_.protected_features.size(); ++k)
-      out(o_.protected_features[k]) = combos_[static_cast<std::size_t>(combo)](static_cast<Eigen::Index>(k));
-    return out;
+    return with_protected(raw, o_.protected_features, combos_[static_cast<std::size_t>(combo)]).col(0);
   }
 
   // A replayed witness if raw (non-protected part) with combos i and j is one in double.

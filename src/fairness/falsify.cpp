@@ -37,6 +37,13 @@ std::vector<Eigen::VectorXd> protected_combinations(const Schema& schema, const 
   return out;
 }
 
+Eigen::MatrixXd with_protected(Eigen::MatrixXd raw, const std::vector<int>& protected_features,
+                               const Eigen::VectorXd& combo) {
+  for (std::size_t k = 0; k < protected_features.size(); ++k)
+    raw.row(protected_features[k]).setConstant(combo(static_cast<Eigen::Index>(k)));
+  return raw;
+}
+
 namespace {
 
 class Hunt {
@@ -57,10 +64,7 @@ class Hunt {
     Eigen::MatrixXd z(nc, n);
     std::vector<std::vector<int>> labels(combos_.size());
     for (std::size_t c = 0; c < combos_.size(); ++c) {
-      Eigen::MatrixXd r = raw;
-      for (std::size_t k = 0; k < o_.protected_features.size(); ++k)
-        r.row(o_.protected_features[k]).setConstant(combos_[c](static_cast<Eigen::Index>(k)));
-      const Evaluation e = ev_.run(schema_.to_model_columns(r));
+      const Evaluation e = ev_.run(schema_.to_model_columns(with_protected(raw, o_.protected_features, combos_[c])));
       labels[c] = e.labels;
       if (model_.rule.kind == DecisionRule::Kind::Threshold)
         z.row(static_cast<Eigen::Index>(c)) = e.decision.row(model_.rule.index);
@@ -87,11 +91,9 @@ class Hunt {
 
   // The threshold rule's value for the first protected combination (the bisection's guide).
   Eigen::VectorXd logits(const Eigen::MatrixXd& raw) {
-    Eigen::MatrixXd r = raw;
-    for (std::size_t k = 0; k < o_.protected_features.size(); ++k)
-      r.row(o_.protected_features[k]).setConstant(combos_[0](static_cast<Eigen::Index>(k)));
     stats_.tests += raw.cols();
-    return ev_.run(schema_.to_model_columns(r)).decision.row(model_.rule.index).transpose();
+    const Eigen::MatrixXd x = schema_.to_model_columns(with_protected(raw, o_.protected_features, combos_[0]));
+    return ev_.run(x).decision.row(model_.rule.index).transpose();
   }
 
   // Per column of the last run(): the largest logit difference between protected combinations.
@@ -102,11 +104,8 @@ class Hunt {
 
  private:
   void try_pair(const Eigen::VectorXd& raw, std::size_t a, std::size_t b) {
-    Eigen::VectorXd ra = raw, rb = raw;
-    for (std::size_t k = 0; k < o_.protected_features.size(); ++k) {
-      ra(o_.protected_features[k]) = combos_[a](static_cast<Eigen::Index>(k));
-      rb(o_.protected_features[k]) = combos_[b](static_cast<Eigen::Index>(k));
-    }
+    const Eigen::VectorXd ra = with_protected(raw, o_.protected_features, combos_[a]).col(0);
+    const Eigen::VectorXd rb = with_protected(raw, o_.protected_features, combos_[b]).col(0);
     for (const WitnessPair& w : found_)
       if (w.raw == ra || w.raw_prime == ra) return;  // one pair per point
     if (auto w = replay_witness(model_, schema_, o_.protected_features, schema_.to_model(ra), schema_.to_model(rb))) {

@@ -25,6 +25,11 @@ namespace witness {
 // 65536 combinations, or fewer than two.
 std::vector<Eigen::VectorXd> protected_combinations(const Schema& schema, const std::vector<int>& protected_features);
 
+// Raw columns ([features][n]) with the protected features set to one combination (in the order of
+// protected_features).
+Eigen::MatrixXd with_protected(Eigen::MatrixXd raw, const std::vector<int>& protected_features,
+                               const Eigen::VectorXd& combo);
+
 struct FalsifyOptions {
   std::vector<int> protected_features;
   double seconds = 0.5;                       // budget (also bounded by env's deadline)
