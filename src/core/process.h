@@ -1,0 +1,72 @@
+// A child process behind three pipes, spoken to line by line with a deadline:
+//
+//   witness::ChildProcess child("python3 model_server.py");
+//   std::vector<std::string> answers;
+//   auto status = child.exchange("0.5 1 3\n0.2 0 1\n", 2, answers, deadline);
+//   if (status == witness::ChildProcess::Status::Timeout) child.kill();
+//   if (status != witness::ChildProcess::Status::Ok)
+//     throw witness::InputError(child.command(), "", child.exit_description() + ": " + child.stderr_tail());
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace witness {
+
+// Not thread-safe: one owner talks to the child. SIGPIPE is ignored process-wide from the first
+// construction on, so that writing to a dead child is an error (EPIPE), not the death of witness.
+class ChildProcess {
+ public:
+  enum class Status : std::uint8_t { Ok, Closed, Timeout };
+
+  // Starts `/bin/sh -c command` in its own process group, with pipes to its stdin, stdout and
+  // stderr. Throws InputError(command, "", "cannot start: <strerror>") if that fails.
+  explicit ChildProcess(const std::string& command);
+  // Closes the pipes, waits up to 1 s for the child to exit, then kills its process group and reaps it.
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  // Writes all of `input` to the child's stdin while reading its stdout until `lines` complete lines
+  // ('\n'-terminated, a trailing '\r' stripped) have arrived, appending them (without '\n') to `out`.
+  // stdin, stdout and stderr are serviced together with poll(), so a child that answers line by line
+  // or writes a lot to stderr never deadlocks us. Bytes after the last requested line are kept for
+  // the next call. Closed: the child closed its stdout or stdin (exited) before `lines` lines arrived;
+  // Timeout: `deadline` passed first.
+  Status exchange(std::string_view input, std::size_t lines, std::vector<std::string>& out,
+                  std::chrono::steady_clock::time_point deadline);
+  // The last 2 KiB the child wrote to stderr, trailing whitespace trimmed.
+  std::string stderr_tail();
+  // "exited with status N" or "killed by signal N (Killed)" once the child has ended (waiting up to
+  // `wait` for that), else "still running".
+  std::string exit_description(std::chrono::milliseconds wait = std::chrono::milliseconds(200));
+  // SIGKILL to the child's process group now (after a timeout).
+  void kill();
+  [[nodiscard]] const std::string& command() const { return command_; }
+
+ private:
+  // Moves up to `missing` complete lines from stdout_buf_ to `out`, counting `missing` down.
+  void take_lines(std::size_t& missing, std::vector<std::string>& out);
+  void read_stderr();
+  // Reaps the child if it ends within `wait`; true once it has been reaped.
+  bool reap(std::chrono::milliseconds wait);
+
+  std::string command_;
+  pid_t pid_ = -1;
+  int stdin_ = -1;  // our ends of the pipes; -1 once closed
+  int stdout_ = -1;
+  int stderr_ = -1;
+  std::string stdout_buf_;  // read but not yet returned
+  std::string stderr_buf_;  // at most the last 2 KiB
+  bool reaped_ = false;
+  std::optional<int> wait_status_;  // as from waitpid(); empty if reaped but unknown (ECHILD)
+};
+
+}  // namespace witness

@@ -1,0 +1,157 @@
+#include "core/process.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+
+namespace witness {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Status = ChildProcess::Status;
+
+Clock::time_point in_seconds(double s) {
+  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+}
+
+TEST(ChildProcess, CatEchoesLinesAcrossCalls) {
+  ChildProcess child("cat");
+  EXPECT_EQ(child.command(), "cat");
+  std::vector<std::string> out;
+  ASSERT_EQ(child.exchange("a\nb\r\nc\n", 3, out, in_seconds(5)), Status::Ok);
+  EXPECT_EQ(out, (std::vector<std::string>{"a", "b", "c"}));
+  // The second call sees a line that arrives in two writes, and keeps the extra line for a third.
+  out.clear();
+  ASSERT_EQ(child.exchange("d", 0, out, in_seconds(5)), Status::Ok);
+  ASSERT_EQ(child.exchange("e\nf\n", 1, out, in_seconds(5)), Status::Ok);
+  EXPECT_EQ(out, (std::vector<std::string>{"de"}));
+  ASSERT_EQ(child.exchange("", 1, out, in_seconds(5)), Status::Ok);
+  EXPECT_EQ(out, (std::vector<std::string>{"de", "f"}));
+  EXPECT_EQ(child.exit_description(std::chrono::milliseconds(0)), "still running");
+}
+
+TEST(ChildProcess, BigExchangeThroughCatDoesNotDeadlock) {
+  constexpr std::size_t kLines = 200000;  // ~2.5 MB each way, far beyond the pipe buffers
+  std::string input;
+  for (std::size_t i = 0; i < kLines; ++i) input += "line " + std::to_string(i) + "\n";
+  ChildProcess child("cat");
+  std::vector<std::string> out;
+  ASSERT_EQ(child.exchange(input, kLines, out, in_seconds(10)), Status::Ok);
+  ASSERT_EQ(out.size(), kLines);
+  EXPECT_EQ(out.front(), "line 0");
+  EXPECT_EQ(out.back(), "line 199999");
+}
+
+TEST(ChildProcess, ChildThatExitsGivesClosedAndItsStatus) {
+  ChildProcess child("exit 3");
+  std::vector<std::string> out;
+  EXPECT_EQ(child.exchange("x\n", 1, out, in_seconds(5)), Status::Closed);
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(child.exit_description(), "exited with status 3");
+  // Once stdin is known closed, further input is refused at once.
+  EXPECT_EQ(child.exchange("y\n", 1, out, in_seconds(5)), Status::Closed);
+}
+
+TEST(ChildProcess, LinesPrintedBeforeExitingAreKept) {
+  // Both with input (EPIPE path, the child does not read) and without (EOF on stdout).
+  for (const std::string input : {"q\n", ""}) {
+    ChildProcess child("printf 'one\\ntwo\\npartial'");
+    std::vector<std::string> out;
+    EXPECT_EQ(child.exchange(input, 3, out, in_seconds(5)), Status::Closed);
+    EXPECT_EQ(out, (std::vector<std::string>{"one", "two"}));
+  }
+  // A child that closes its stdin yet answered everything asked: Ok.
+  ChildProcess child("printf 'one\\n'");
+  std::vector<std::string> out;
+  EXPECT_EQ(child.exchange("q\n", 1, out, in_seconds(5)), Status::Ok);
+  EXPECT_EQ(out, (std::vector<std::string>{"one"}));
+}
+
+TEST(ChildProcess, SleepingChildTimesOutAndCanBeKilled) {
+  ChildProcess child("sleep 30");
+  std::vector<std::string> out;
+  const auto start = Clock::now();
+  EXPECT_EQ(child.exchange("x\n", 1, out, start + std::chrono::milliseconds(300)), Status::Timeout);
+  const auto took = Clock::now() - start;
+  EXPECT_GE(took, std::chrono::milliseconds(300));
+  EXPECT_LT(took, std::chrono::milliseconds(1000));
+  EXPECT_EQ(child.exit_description(std::chrono::milliseconds(0)), "still running");
+  child.kill();
+  const std::string d = child.exit_description(std::chrono::seconds(1));
+  EXPECT_NE(d.find("killed by signal 9"), std::string::npos) << d;
+}
+
+TEST(ChildProcess, StderrTail) {
+  ChildProcess child("echo oops >&2; echo done");
+  std::vector<std::string> out;
+  ASSERT_EQ(child.exchange("", 1, out, in_seconds(5)), Status::Ok);
+  EXPECT_EQ(out, (std::vector<std::string>{"done"}));
+  EXPECT_EQ(child.exit_description(), "exited with status 0");
+  EXPECT_EQ(child.stderr_tail(), "oops");
+}
+
+TEST(ChildProcess, MegabyteOnStderrBeforeAnsweringDoesNotDeadlock) {
+  ChildProcess child(
+      "i=0; while [ $i -lt 16 ]; do head -c 65536 /dev/zero | tr '\\0' e >&2; i=$((i+1)); done; "
+      "echo last >&2; cat");
+  std::vector<std::string> out;
+  ASSERT_EQ(child.exchange("hello\n", 1, out, in_seconds(5)), Status::Ok);
+  EXPECT_EQ(out, (std::vector<std::string>{"hello"}));
+  const std::string tail = child.stderr_tail();
+  EXPECT_EQ(tail.size(), 2048 - 1);  // the last 2 KiB, less the trimmed "\n"
+  EXPECT_EQ(tail.substr(tail.size() - 6), "eelast");
+}
+
+TEST(ChildProcess, ChildGetsDefaultSigpipe) {
+  // We ignore SIGPIPE; the child must not inherit that, or `yes` complains about EPIPE on stderr.
+  ChildProcess child("yes | head -n 1; echo done");
+  std::vector<std::string> out;
+  ASSERT_EQ(child.exchange("", 2, out, in_seconds(5)), Status::Ok);
+  EXPECT_EQ(out, (std::vector<std::string>{"y", "done"}));
+  EXPECT_EQ(child.exit_description(), "exited with status 0");
+  EXPECT_EQ(child.stderr_tail(), "");
+}
+
+TEST(ChildProcess, NonexistentProgramExits127) {
+  ChildProcess child("/nonexistent/prog");
+  std::vector<std::string> out;
+  EXPECT_EQ(child.exchange("x\n", 1, out, in_seconds(5)), Status::Closed);
+  EXPECT_EQ(child.exit_description(), "exited with status 127");
+  EXPECT_NE(child.stderr_tail(), "");
+}
+
+TEST(ChildProcess, DestructorKillsAChildThatDoesNotExit) {
+  const auto start = Clock::now();
+  { ChildProcess child("sleep 100"); }
+  EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(1500));
+  // One that exits on EOF is not waited for a whole second.
+  const auto start2 = Clock::now();
+  { ChildProcess child("cat"); }
+  EXPECT_LT(Clock::now() - start2, std::chrono::milliseconds(500));
+}
+
+TEST(ChildProcess, OtherChildrenDoNotHoldOurPipesOpen) {
+  const auto open_fds = [] {
+    return std::distance(std::filesystem::directory_iterator("/proc/self/fd"), std::filesystem::directory_iterator());
+  };
+  const auto before = open_fds();
+  auto holder = std::make_unique<ChildProcess>("sleep 30");
+  const auto start = Clock::now();
+  {
+    // If `sleep` had inherited the write end of cat's stdin, cat would never see EOF.
+    ChildProcess child("cat");
+  }
+  EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(500));
+  holder.reset();
+  EXPECT_EQ(open_fds(), before);
+}
+
+}  // namespace
+}  // namespace witness
