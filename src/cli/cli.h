@@ -8,6 +8,8 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cstdint>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -27,6 +29,8 @@ void add_dual_command(CLI::App& app);
 void add_transform_command(CLI::App& app);
 // `status` receives the verdict's exit code (0 verified, 10 witness, 20 inconclusive).
 void add_fair_command(CLI::App& app, int& status);
+// `status`: 10 when discriminatory inputs were found, else 0.
+void add_test_command(CLI::App& app, int& status);
 
 // Adds the named flags of option_table() (seed, threads, time-limit, verbose) to a subcommand;
 // apply_env_options() moves their values into env.options when the subcommand runs.
@@ -39,6 +43,8 @@ Schema load_schema_for(const Model& model, const std::string& path, const std::s
 std::string label_name(const Model& model, int label);
 // The same, falling back to the schema's label classes, then "<label column>=<index>".
 std::string label_name(const Model& model, const Schema& schema, int label);
+// The schema's label class name, or "<label column>=<index>", or the index.
+std::string label_name(const Schema& schema, int label);
 
 // Splits "a,b,c" into its parts, dropping empty ones.
 std::vector<std::string> split_list(const std::string& text);
@@ -46,6 +52,27 @@ std::vector<std::string> split_list(const std::string& text);
 void print_json(const nlohmann::json& doc);
 // A raw row as a JSON object: feature name -> category label, or integer, or real.
 nlohmann::json named_row(const Schema& s, const Eigen::VectorXd& raw);
+
+// A CSV field, quoted when it needs to be (RFC 4180).
+std::string csv_field(const std::string& text);
+
+// Witness / discriminatory pairs as CSV, one row per pair: x's raw values (category labels), then
+// the protected values of x' (columns "<name>'"), then both labels (columns label, label').
+class PairCsv {
+ public:
+  PairCsv(const std::string& path, const Schema& schema, const std::vector<int>& prot);
+  void write(const Eigen::VectorXd& raw, const Eigen::VectorXd& raw_prime, const std::string& label,
+             const std::string& label_prime);
+  void close();  // throws InputError if writing failed
+  [[nodiscard]] std::int64_t rows() const { return rows_; }
+
+ private:
+  std::string path_;
+  const Schema& schema_;
+  std::vector<int> prot_;
+  std::ofstream out_;
+  std::int64_t rows_ = 0;
+};
 
 // One self-overwriting status line on stderr, shown only when stderr is a terminal and the run has
 // lasted more than a second (so scripts and short runs stay silent).

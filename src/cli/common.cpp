@@ -42,6 +42,10 @@ std::string label_name(const Model& model, int label) {
 
 std::string label_name(const Model& model, const Schema& schema, int label) {
   if (!model.rule.class_labels.empty()) return label_name(model, label);
+  return label_name(schema, label);
+}
+
+std::string label_name(const Schema& schema, int label) {
   const auto& names = schema.label_classes();
   if (label >= 0 && static_cast<std::size_t>(label) < names.size()) return names[static_cast<std::size_t>(label)];
   if (!schema.label().empty()) return schema.label() + "=" + std::to_string(label);
@@ -101,6 +105,36 @@ void ProgressLine::show(const std::string& text) {
   if (!tty_ || std::chrono::steady_clock::now() - start_ < std::chrono::seconds(1)) return;
   std::cerr << "\r\033[K" << text << std::flush;
   shown_ = true;
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string out = "\"";
+  for (const char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+PairCsv::PairCsv(const std::string& path, const Schema& schema, const std::vector<int>& prot)
+    : path_(path), schema_(schema), prot_(prot), out_(path) {
+  if (!out_) throw InputError(path, "", "cannot open for writing");
+  std::string header;
+  for (int i = 0; i < schema.size(); ++i) header += (i > 0 ? "," : "") + csv_field(schema.feature(i).name);
+  for (int f : prot) header += "," + csv_field(schema.feature(f).name + "'");
+  out_ << header << ",label,label'\n";
+}
+
+void PairCsv::write(const Eigen::VectorXd& raw, const Eigen::VectorXd& raw_prime, const std::string& label,
+                    const std::string& label_prime) {
+  std::string row;
+  for (int i = 0; i < schema_.size(); ++i) row += (i > 0 ? "," : "") + csv_field(schema_.display(i, raw[i]));
+  for (int f : prot_) row += "," + csv_field(schema_.display(f, raw_prime[f]));
+  out_ << row << ',' << csv_field(label) << ',' << csv_field(label_prime) << '\n';
+  ++rows_;
+}
+
+void PairCsv::close() {
+  out_.close();
+  if (!out_) throw InputError(path_, "", "write failed");
 }
 
 void ProgressLine::clear() {

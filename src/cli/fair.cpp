@@ -58,30 +58,13 @@ nlohmann::json witness_json(const Model& model, const Schema& schema, const Witn
           {"float32_differs", w.float32_differs}};
 }
 
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string out = "\"";
-  for (const char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 // One row per pair: x's raw values, then the protected values of x' (columns "<name>'"), then both labels.
 void write_witnesses(const std::string& path, const Model& model, const Schema& schema, const std::vector<int>& prot,
                      const std::vector<WitnessPair>& pairs) {
-  std::ofstream out(path);
-  if (!out) throw InputError(path, "", "cannot open for writing");
-  std::string header;
-  for (int i = 0; i < schema.size(); ++i) header += (i > 0 ? "," : "") + csv_field(schema.feature(i).name);
-  for (int f : prot) header += "," + csv_field(schema.feature(f).name + "'");
-  out << header << ",label,label'\n";
-  for (const WitnessPair& w : pairs) {
-    std::string row;
-    for (int i = 0; i < schema.size(); ++i) row += (i > 0 ? "," : "") + csv_field(schema.display(i, w.raw[i]));
-    for (int f : prot) row += "," + csv_field(schema.display(f, w.raw_prime[f]));
-    out << row << ',' << csv_field(label_name(model, schema, w.label)) << ','
-        << csv_field(label_name(model, schema, w.label_prime)) << '\n';
-  }
-  if (!out) throw InputError(path, "", "write failed");
+  PairCsv out(path, schema, prot);
+  for (const WitnessPair& w : pairs)
+    out.write(w.raw, w.raw_prime, label_name(model, schema, w.label), label_name(model, schema, w.label_prime));
+  out.close();
 }
 
 std::string join(const std::vector<std::string>& names) {

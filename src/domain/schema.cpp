@@ -445,8 +445,33 @@ Eigen::VectorXd Schema::to_model(const Eigen::Ref<const Eigen::VectorXd>& raw) c
 }
 
 Eigen::MatrixXd Schema::to_model_columns(const Eigen::Ref<const Eigen::MatrixXd>& raw) const {
+  if (raw.rows() != size()) {
+    throw InputError(source_, "", fmt::format("a raw row has {} values, the schema {} features", raw.rows(), size()));
+  }
+  // Feature by feature (rows), the hot path of black-box testing; the same per-value operations
+  // as to_model, so the doubles are identical.
   Eigen::MatrixXd x(model_width_, raw.cols());
-  for (Eigen::Index j = 0; j < raw.cols(); ++j) x.col(j) = to_model(raw.col(j));
+  for (std::size_t i = 0; i < features_.size(); ++i) {
+    const Feature& f = features_[i];
+    const auto row = static_cast<Eigen::Index>(i);
+    if (!f.one_hot) {
+      if (f.norm.form == Normalisation::Form::None) {
+        x.row(f.model_offset) = raw.row(row);
+      } else {
+        for (Eigen::Index j = 0; j < raw.cols(); ++j) x(f.model_offset, j) = f.norm.to_model(raw(row, j));
+      }
+      continue;
+    }
+    x.middleRows(f.model_offset, f.model_width).setZero();
+    for (Eigen::Index j = 0; j < raw.cols(); ++j) {
+      const double v = raw(row, j);
+      if (!is_integer(v) || v < 0 || v >= static_cast<double>(f.categories.size())) {
+        throw InputError(source_, fmt::format("feature '{}'", f.name),
+                         fmt::format("code {} has no one-hot input (codes 0..{})", v, f.categories.size() - 1));
+      }
+      x(f.model_offset + static_cast<Eigen::Index>(v), j) = 1.0;
+    }
+  }
   return x;
 }
 

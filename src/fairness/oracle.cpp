@@ -1,0 +1,159 @@
+#include "fairness/oracle.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "core/error.h"
+#include "core/process.h"
+#include "model/evaluator.h"
+
+namespace witness {
+
+struct ModelOracle::Worker {
+  explicit Worker(const Model& m) : evaluator(m) {}
+  Evaluator<double> evaluator;
+  std::vector<int> labels;
+};
+
+ModelOracle::ModelOracle(const Model& model, const Schema& schema, unsigned threads) : model_(model), schema_(schema) {
+  if (schema.model_width() != model.input_width()) {
+    throw InputError(schema.source(), "",
+                     fmt::format("describes {} model inputs, the model {} has {}", schema.model_width(), model.source,
+                                 model.input_width()));
+  }
+  for (unsigned t = 0; t < std::max(1U, threads); ++t) workers_.push_back(std::make_unique<Worker>(model));
+}
+
+ModelOracle::~ModelOracle() = default;
+
+void ModelOracle::labels(const Eigen::MatrixXd& raw, std::vector<int>& out) {
+  const Eigen::Index n = raw.cols();
+  rows_ += n;
+  // Below a few thousand rows a thread costs more than it saves.
+  constexpr Eigen::Index kRowsPerThread = 4096;
+  const auto parts = static_cast<Eigen::Index>(
+      std::min<std::size_t>(workers_.size(), static_cast<std::size_t>(std::max<Eigen::Index>(1, n / kRowsPerThread))));
+  if (parts <= 1) {
+    workers_[0]->evaluator.labels(schema_.to_model_columns(raw), out);
+    return;
+  }
+  const Eigen::Index chunk = (n + parts - 1) / parts;
+  auto run = [&](Eigen::Index p) {
+    const Eigen::Index begin = p * chunk;
+    const Eigen::Index end = std::min(n, begin + chunk);
+    Worker& w = *workers_[static_cast<std::size_t>(p)];
+    w.evaluator.labels(schema_.to_model_columns(raw.middleCols(begin, end - begin)), w.labels);
+  };
+  std::vector<std::thread> threads;
+  for (Eigen::Index p = 1; p < parts; ++p) threads.emplace_back(run, p);
+  run(0);
+  for (std::thread& t : threads) t.join();
+  out.clear();
+  out.reserve(static_cast<std::size_t>(n));
+  for (Eigen::Index p = 0; p < parts; ++p) {
+    const std::vector<int>& l = workers_[static_cast<std::size_t>(p)]->labels;
+    out.insert(out.end(), l.begin(), l.end());
+  }
+}
+
+CommandOracle::CommandOracle(const std::string& command, const Schema& schema, const CommandOptions& options)
+    : command_(command), schema_(schema), options_(options) {
+  if (command.find_first_not_of(" \t") == std::string::npos) throw InputError("--cmd: the command is empty");
+  if (options.max_batch <= 0 || options.batch_seconds <= 0)
+    throw InputError("--cmd: batch size and batch timeout must be positive");
+  process_ = std::make_unique<ChildProcess>(command);
+}
+
+CommandOracle::~CommandOracle() = default;
+
+void CommandOracle::labels(const Eigen::MatrixXd& raw, std::vector<int>& out) {
+  if (raw.rows() != schema_.size()) {
+    throw InputError(schema_.source(), "",
+                     fmt::format("a raw batch has {} rows, the schema {} features", raw.rows(), schema_.size()));
+  }
+  out.clear();
+  out.reserve(static_cast<std::size_t>(raw.cols()));
+  for (Eigen::Index begin = 0; begin < raw.cols(); begin += options_.max_batch)
+    exchange(raw, begin, std::min<Eigen::Index>(raw.cols(), begin + options_.max_batch), out);
+}
+
+void CommandOracle::exchange(const Eigen::MatrixXd& raw, Eigen::Index begin, Eigen::Index end, std::vector<int>& out) {
+  std::string text;
+  if (!header_sent_) {
+    for (int f = 0; f < schema_.size(); ++f) text += (f == 0 ? "" : ",") + schema_.feature(f).name;
+    text += '\n';
+    header_sent_ = true;
+  }
+  for (Eigen::Index j = begin; j < end; ++j) {
+    for (int f = 0; f < schema_.size(); ++f) {
+      if (f != 0) text += ',';
+      const double v = raw(f, j);
+      const Feature& feat = schema_.feature(f);
+      if (options_.category_names && feat.kind == FeatureKind::Categorical) {
+        std::string name = schema_.display(f, v);
+        if (name.find_first_of(",\"\n") != std::string::npos) {  // RFC 4180 quoting
+          std::string q = "\"";
+          for (char c : name) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+          name = q + "\"";
+        }
+        text += name;
+      } else if (feat.integral()) {
+        text += fmt::format("{}", static_cast<long long>(v));
+      } else {
+        text += fmt::format("{}", v);  // shortest form that reads back as the same double
+      }
+    }
+    text += '\n';
+  }
+  text += '\n';  // end of batch
+  ++batches_;
+  const auto rows = static_cast<std::size_t>(end - begin);
+  std::vector<std::string> lines;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                             std::chrono::duration<double>(options_.batch_seconds));
+  const ChildProcess::Status status = process_->exchange(text, rows, lines, deadline);
+  const std::string where = fmt::format("batch {} ({} rows)", batches_, rows);
+  auto with_stderr = [&](std::string what) {
+    const std::string tail = process_->stderr_tail();
+    if (!tail.empty()) what += "; its stderr ends: " + tail.substr(tail.size() > 400 ? tail.size() - 400 : 0);
+    return what;
+  };
+  if (status == ChildProcess::Status::Timeout) {
+    process_->kill();
+    throw InputError(command_, where,
+                     with_stderr(fmt::format("no complete answer within {} s ({} of {} labels arrived)",
+                                             options_.batch_seconds, lines.size(), rows)));
+  }
+  if (status == ChildProcess::Status::Closed) {
+    throw InputError(command_, where,
+                     with_stderr(fmt::format("the program stopped answering after {} of {} labels ({})", lines.size(),
+                                             rows, process_->exit_description())));
+  }
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    out.push_back(parse_label(lines[i], rows_ + static_cast<std::int64_t>(i) + 1));
+  rows_ += static_cast<std::int64_t>(rows);
+}
+
+int CommandOracle::parse_label(const std::string& line, std::int64_t row) const {
+  std::string t = line;
+  while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.pop_back();
+  std::size_t start = t.find_first_not_of(" \t");
+  t = start == std::string::npos ? "" : t.substr(start);
+  const std::vector<std::string>& classes = schema_.label_classes();
+  for (std::size_t c = 0; c < classes.size(); ++c)
+    if (t == classes[c]) return static_cast<int>(c);
+  const bool digits =
+      !t.empty() && t.size() <= 6 && std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const int max_class = classes.empty() ? 1 << 20 : static_cast<int>(classes.size()) - 1;
+  if (digits && std::stoi(t) <= max_class) return std::stoi(t);
+  std::string expected = classes.empty() ? "a class index (0, 1, ...)" : fmt::format("0..{}", max_class);
+  for (const std::string& c : classes) expected += " or '" + c + "'";
+  if (t.size() > 60) t = t.substr(0, 60) + "...";
+  throw InputError(command_, fmt::format("answer line {}", row), fmt::format("expected {}, got '{}'", expected, t));
+}
+
+}  // namespace witness
