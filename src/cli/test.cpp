@@ -119,7 +119,7 @@ void run_test_command(const TestArgs& args, int& status) {
     for (const TestPhase& ph : r.phases)
       phases[ph.name] = {{"generated", ph.generated}, {"discriminatory", ph.discriminatory}};
     nlohmann::json doc = {{"method", to_string(r.method)},
-                          {"model", model ? model->source : nullptr},
+                          {"model", model ? nlohmann::json(model->source) : nlohmann::json(nullptr)},
                           {"command", model ? nullptr : nlohmann::json(args.command)},
                           {"protected", names},
                           {"budget", o.budget},
