@@ -60,7 +60,7 @@ struct TestRun {
 };
 
 TestRun run(LabelOracle& oracle, const Schema& s, TestOptions o, const std::string& time_limit = "30",
-        const std::string& seed = "1") {
+            const std::string& seed = "1") {
   TestRun out;
   o.on_pair = [&](const DiscriminatoryPair& p) { out.pairs.push_back(p); };
   Env env = make_env(time_limit);
@@ -246,14 +246,7 @@ TEST_F(AdultTest, UnusableSetUpsAreInputErrors) {
 
 TEST(BlackboxTest, AdfRefusesModelsThatAreNotReluNetworksOthersTestThem) {
   const Schema s = schema_of(kBoolLast);
-  ModelBuilder b("tanh_inside", s.model_input_names());
-  Eigen::MatrixXd w1(2, 4);
-  w1 << 1, -1, 0.5, 1, -0.5, 1, 1, 0;
-  const int h = b.unary(OpKind::Tanh, b.dense(b.input(), w1, Eigen::VectorXd::Zero(2)), "squash");
-  Eigen::MatrixXd w2(1, 2);
-  w2 << 1, -1;
-  const int z = b.dense(h, w2, Eigen::VectorXd::Constant(1, 0.125));
-  const Model m = b.finish(b.sigmoid(z), DecisionRule::threshold_on(z, 0.0));
+  const Model m = tanh_inside(1.0);
   ModelOracle oracle(m, s, 1);
   TestOptions o;
   o.method = TestMethod::Adf;

@@ -636,14 +636,7 @@ TEST(CompleteSearch, UnsupportedModelsAndBadArguments) {
   const Schema s = schema_of(kBoolLast);
   const std::vector<int> prot = s.protected_indices();
   // A fair Tanh network (p has no weight): the complete engine refuses it, auto goes to dual.
-  ModelBuilder b("tanh_inside", s.model_input_names());
-  Eigen::MatrixXd w1(2, 4);
-  w1 << 1, -1, 0.5, 0, -0.5, 1, 1, 0;
-  const int h = b.unary(OpKind::Tanh, b.dense(b.input(), w1, Eigen::VectorXd::Zero(2)), "squash");
-  Eigen::MatrixXd w2(1, 2);
-  w2 << 1, -1;
-  const int z = b.dense(h, w2, Eigen::VectorXd::Constant(1, 0.125));
-  const Model m = b.finish(b.sigmoid(z), DecisionRule::threshold_on(z, 0.0));
+  const Model m = tanh_inside(0.0);
   CompleteSearchOptions o;
   o.protected_features = prot;
   o.falsify_seconds = 0.05;

@@ -79,8 +79,7 @@ TEST(CommandOracle, BadProgramsGiveClearErrors) {
   expect_error("while read -r line; do [ -z \"$line\" ] && printf 'yes\\nno\\nyes\\nno\\nyes\\n'; done",
                "expected a class index");
   // A label far outside any class.
-  expect_error("while read -r line; do [ -z \"$line\" ] && printf '1\\n-1\\n0\\n1\\n0\\n'; done",
-               "got '-1'");
+  expect_error("while read -r line; do [ -z \"$line\" ] && printf '1\\n-1\\n0\\n1\\n0\\n'; done", "got '-1'");
   // Dies at once, dies half-way, never answers.
   expect_error("exit 3", "exited with status 3");
   expect_error("read -r h; read -r a; echo 1; echo 0", "stopped answering after 2 of 5");

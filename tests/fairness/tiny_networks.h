@@ -159,6 +159,20 @@ inline Tiny random_tiny(int i) {
   return t;
 }
 
+// A Tanh network over kBoolLast (inputs a, b, c, p) with the given weight on p (0: fair): not a
+// ReLU network, so the engines that need one refuse it. Its hidden node is named "squash".
+inline Model tanh_inside(double p_weight) {
+  const Schema s = schema_of(kBoolLast);
+  ModelBuilder b("tanh_inside", s.model_input_names());
+  Eigen::MatrixXd w1(2, 4);
+  w1 << 1, -1, 0.5, p_weight, -0.5, 1, 1, 0;
+  const int h = b.unary(OpKind::Tanh, b.dense(b.input(), w1, Eigen::VectorXd::Zero(2)), "squash");
+  Eigen::MatrixXd w2(1, 2);
+  w2 << 1, -1;
+  const int z = b.dense(h, w2, Eigen::VectorXd::Constant(1, 0.125));
+  return b.finish(b.sigmoid(z), DecisionRule::threshold_on(z, 0.0));
+}
+
 // Hand-made networks over kBoolLast (inputs a, b, c, p).
 inline Tiny hand_made(const std::string& which) {
   Tiny t;
