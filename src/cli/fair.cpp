@@ -146,6 +146,7 @@ int run_fair(const FairArgs& args) {
   if (args.max_seeds < 0) throw InputError("--max-seeds: expected a count >= 0");
   if (args.kmeans_k < 1) throw InputError("--kmeans-k: expected a positive count");
   if (args.query_time_limit < 0) throw InputError("--query-time-limit: expected seconds >= 0");
+  if (args.max_witnesses < 1) throw InputError("--max-witnesses: expected a positive count");
   o.max_seeds = args.max_seeds;
   o.kmeans_k = args.kmeans_k;
   o.max_witnesses = args.max_witnesses;

@@ -1,6 +1,7 @@
 // witness test MODEL|--cmd CMD --schema S --protected A[,B] --method M: black-box fairness testing.
 #include <fmt/format.h>
 
+#include <chrono>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -21,7 +22,7 @@ struct TestArgs {
   std::string box;
   std::string protected_list;
   std::string method = "symbgen";
-  long long budget = -1;  // -1: 1000, or no limit when a time limit is given
+  long long budget = 1000;  // when not given: 1000, or no limit with a time limit
   std::string seeds;
   std::string out;
   bool json = false;
@@ -33,6 +34,8 @@ struct TestArgs {
   double batch_timeout = 60;
   long long batch_rows = 8192;
   bool category_names = false;
+  int classes = 0;
+  bool budget_given = false;
   std::map<std::string, std::string> env_options;
 };
 
@@ -50,7 +53,7 @@ void run_test_command(const TestArgs& args, int& status) {
   Env env;
   apply_env_options(env, args.env_options);
   if (args.model.empty() == args.command.empty())
-    throw InputError("give either a MODEL file or --cmd \"program\" (not both)");
+    throw InputError("give either a MODEL file or a non-empty --cmd \"program\" (not both)");
   std::optional<Model> model;
   Schema schema;
   if (!args.model.empty()) {
@@ -68,7 +71,7 @@ void run_test_command(const TestArgs& args, int& status) {
   o.method = parse_test_method(args.method);
   o.protected_features = schema.protected_indices(names);
   const bool timed = env.options.get_real("time-limit") > 0;
-  o.budget = args.budget >= 0 ? args.budget : (timed ? 0 : 1000);
+  o.budget = args.budget_given ? args.budget : (timed ? 0 : 1000);
   o.clusters = args.clusters;
   o.t1 = args.t1;
   o.t2 = args.t2;
@@ -90,6 +93,13 @@ void run_test_command(const TestArgs& args, int& status) {
     c.batch_seconds = args.batch_timeout;
     c.max_batch = args.batch_rows;
     c.category_names = args.category_names;
+    c.classes = args.classes;
+    if (timed) {
+      const double left = env.options.get_real("time-limit") - env.elapsed_seconds();
+      c.run_deadline =
+          std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                 std::chrono::duration<double>(std::max(0.0, left)));
+    }
     oracle = std::make_unique<CommandOracle>(args.command, schema, c);
   }
   auto name_of = [&](int label) { return model ? label_name(*model, schema, label) : label_name(schema, label); };
@@ -154,8 +164,8 @@ void run_test_command(const TestArgs& args, int& status) {
   for (const TestPhase& ph : r.phases)
     phases += fmt::format("{}{} {}/{}", phases.empty() ? "" : ", ", ph.name, ph.discriminatory, ph.generated);
   std::cout << fmt::format("  per phase (discriminatory/generated): {}\n", phases);
-  std::cout << fmt::format("  {:.0f} tests/s, {:.0f} discriminatory/s; {} labels asked of the model\n", tps, dps,
-                           r.queries);
+  std::cout << fmt::format("  {:.0f} tests/s, {:.0f} discriminatory/s; {} labels asked of the {}\n", tps, dps,
+                           r.queries, model ? "model" : "program");
   if (r.rejected > 0)
     std::cout << fmt::format("  {} label changes did not replay on the model and were dropped\n", r.rejected);
   if (example) {
@@ -183,7 +193,8 @@ void add_test_command(CLI::App& app, int& status) {
   cmd->add_option("--protected", args->protected_list, "protected attributes, comma-separated (default: the schema's)");
   cmd->add_option("--method", args->method, "symbgen, themis, aequitas, adf or random-pairs [default symbgen]");
   cmd->add_option("--budget", args->budget,
-                  "unique tests to generate; 0 = until --time-limit [default 1000, or 0 with --time-limit]");
+                  "unique tests to generate; 0 = until --time-limit [default 1000, or 0 with --time-limit]")
+      ->each([args](const std::string&) { args->budget_given = true; });
   cmd->add_option("--seeds", args->seeds, "dataset CSV: seed inputs and the distribution of perturbations");
   cmd->add_option("--out", args->out, "write the discriminatory pairs as CSV (raw, named values)");
   cmd->add_flag("--json", args->json, "print one JSON document on stdout");
@@ -195,6 +206,8 @@ void add_test_command(CLI::App& app, int& status) {
   cmd->add_option("--batch-timeout", args->batch_timeout, "--cmd: seconds the program may take per batch [60]");
   cmd->add_option("--batch-rows", args->batch_rows, "--cmd: rows per batch [default 8192]");
   cmd->add_flag("--category-names", args->category_names, "--cmd: write category labels instead of codes");
+  cmd->add_option("--classes", args->classes,
+                  "--cmd: the program's labels are 0..N-1 [default: the schema's label classes, else 2]");
   add_env_options(*cmd, args->env_options, {"seed", "threads", "time-limit", "verbose"});
   cmd->callback([args, &status] { run_test_command(*args, status); });
 }

@@ -184,6 +184,12 @@ ChildProcess::Status ChildProcess::exchange(std::string_view input, std::size_t 
   return Status::Ok;
 }
 
+std::size_t ChildProcess::unread_output() {
+  for (int i = 0; i < 64 && stdout_ >= 0; ++i)
+    if (read_once(stdout_, stdout_buf_) != Read::Data) break;
+  return stdout_buf_.size();
+}
+
 std::string ChildProcess::stderr_tail() {
   // Bounded, so that a child that never stops writing cannot keep us here.
   for (int i = 0; i < 64 && stderr_ >= 0; ++i) {

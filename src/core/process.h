@@ -42,6 +42,9 @@ class ChildProcess {
   // Timeout: `deadline` passed first.
   Status exchange(std::string_view input, std::size_t lines, std::vector<std::string>& out,
                   std::chrono::steady_clock::time_point deadline);
+  // Bytes the child wrote to stdout that no exchange has asked for yet (reads what is there now,
+  // without waiting): a protocol check for children that print more than they were asked.
+  std::size_t unread_output();
   // The last 2 KiB the child wrote to stderr, trailing whitespace trimmed.
   std::string stderr_tail();
   // "exited with status N" or "killed by signal N (Killed)" once the child has ended (waiting up to

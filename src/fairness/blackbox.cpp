@@ -310,15 +310,19 @@ TestResult run_test(LabelOracle& oracle, const Schema& schema, const TestOptions
   const std::int64_t rows_before = oracle.rows();
   const auto start = std::chrono::steady_clock::now();
   TestLedger ledger(oracle, schema, options, env, result);
-  switch (options.method) {
-    case TestMethod::Themis: run_random(ledger); break;
-    case TestMethod::RandomPairs:
-      ledger.compare_one_combination();
-      run_random(ledger);
-      break;
-    case TestMethod::SymbGen: run_symbgen(ledger, options); break;
-    case TestMethod::Aequitas: run_aequitas(ledger, options); break;
-    case TestMethod::Adf: run_adf(ledger, options); break;
+  try {
+    switch (options.method) {
+      case TestMethod::Themis: run_random(ledger); break;
+      case TestMethod::RandomPairs:
+        ledger.compare_one_combination();
+        run_random(ledger);
+        break;
+      case TestMethod::SymbGen: run_symbgen(ledger, options); break;
+      case TestMethod::Aequitas: run_aequitas(ledger, options); break;
+      case TestMethod::Adf: run_adf(ledger, options); break;
+    }
+  } catch (const OracleTimeLimit&) {
+    ledger.stop("time limit");  // the batch in flight is lost; every counted test is complete
   }
   (void)ledger.done();  // records why it stopped
   result.queries = oracle.rows() - rows_before;

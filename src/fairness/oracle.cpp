@@ -64,6 +64,7 @@ CommandOracle::CommandOracle(const std::string& command, const Schema& schema, c
   if (command.find_first_not_of(" \t") == std::string::npos) throw InputError("--cmd: the command is empty");
   if (options.max_batch <= 0 || options.batch_seconds <= 0)
     throw InputError("--cmd: batch size and batch timeout must be positive");
+  if (options.classes < 0 || options.classes == 1) throw InputError("--classes: expected at least 2 classes");
   process_ = std::make_unique<ChildProcess>(command);
 }
 
@@ -111,19 +112,33 @@ void CommandOracle::exchange(const Eigen::MatrixXd& raw, Eigen::Index begin, Eig
   text += '\n';  // end of batch
   ++batches_;
   const auto rows = static_cast<std::size_t>(end - begin);
-  std::vector<std::string> lines;
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                             std::chrono::duration<double>(options_.batch_seconds));
-  const ChildProcess::Status status = process_->exchange(text, rows, lines, deadline);
   const std::string where = fmt::format("batch {} ({} rows)", batches_, rows);
   auto with_stderr = [&](std::string what) {
     const std::string tail = process_->stderr_tail();
     if (!tail.empty()) what += "; its stderr ends: " + tail.substr(tail.size() > 400 ? tail.size() - 400 : 0);
     return what;
   };
+  auto check_no_extra_lines = [&] {
+    if (process_->unread_output() > 0) {
+      throw InputError(command_, where,
+                       "the program printed more lines than there were rows; it must print exactly one label "
+                       "per row and nothing for the header or the empty line that ends a batch");
+    }
+  };
+  check_no_extra_lines();
+  const auto now = std::chrono::steady_clock::now();
+  const auto batch_deadline = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                        std::chrono::duration<double>(options_.batch_seconds));
+  std::vector<std::string> lines;
+  const ChildProcess::Status status =
+      process_->exchange(text, rows, lines, std::min(batch_deadline, options_.run_deadline));
+  // The answers that did arrive are checked first: a wrong answer explains more than a timeout.
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    out.push_back(parse_label(lines[i], rows_ + static_cast<std::int64_t>(i) + 1));
   if (status == ChildProcess::Status::Timeout) {
     process_->kill();
+    if (options_.run_deadline < batch_deadline)
+      throw OracleTimeLimit(fmt::format("{}: the time limit passed during {}", command_, where));
     throw InputError(command_, where,
                      with_stderr(fmt::format("no complete answer within {} s ({} of {} labels arrived)",
                                              options_.batch_seconds, lines.size(), rows)));
@@ -133,8 +148,7 @@ void CommandOracle::exchange(const Eigen::MatrixXd& raw, Eigen::Index begin, Eig
                      with_stderr(fmt::format("the program stopped answering after {} of {} labels ({})", lines.size(),
                                              rows, process_->exit_description())));
   }
-  for (std::size_t i = 0; i < lines.size(); ++i)
-    out.push_back(parse_label(lines[i], rows_ + static_cast<std::int64_t>(i) + 1));
+  check_no_extra_lines();
   rows_ += static_cast<std::int64_t>(rows);
 }
 
@@ -148,9 +162,12 @@ int CommandOracle::parse_label(const std::string& line, std::int64_t row) const 
     if (t == classes[c]) return static_cast<int>(c);
   const bool digits =
       !t.empty() && t.size() <= 6 && std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
-  const int max_class = classes.empty() ? 1 << 20 : static_cast<int>(classes.size()) - 1;
+  const int max_class = (options_.classes > 0 ? options_.classes
+                         : classes.empty()    ? 2
+                                              : static_cast<int>(classes.size())) -
+                        1;
   if (digits && std::stoi(t) <= max_class) return std::stoi(t);
-  std::string expected = classes.empty() ? "a class index (0, 1, ...)" : fmt::format("0..{}", max_class);
+  std::string expected = fmt::format("a class index 0..{}", max_class);
   for (const std::string& c : classes) expected += " or '" + c + "'";
   if (t.size() > 60) t = t.substr(0, 60) + "...";
   throw InputError(command_, fmt::format("answer line {}", row), fmt::format("expected {}, got '{}'", expected, t));

@@ -11,11 +11,13 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "domain/schema.h"
 #include "model/model.h"
 
@@ -60,12 +62,21 @@ struct CommandOptions {
   double batch_seconds = 60.0;    // the program must answer a batch within this time
   std::int64_t max_batch = 8192;  // rows per exchange
   bool category_names = false;    // write category labels instead of codes
+  int classes = 0;                // labels are 0..classes-1; 0: the schema's label classes, else 2
+  // The whole run's deadline: an exchange still waiting then throws OracleTimeLimit.
+  std::chrono::steady_clock::time_point run_deadline = std::chrono::steady_clock::time_point::max();
+};
+
+// The run's time limit passed while the oracle was still answering (the answer is lost).
+class OracleTimeLimit : public Error {
+ public:
+  using Error::Error;
 };
 
 // Protocol (docs/blackbox.md): the header line (schema feature names) once, then batches of CSV
 // rows, each batch followed by an empty line; the program answers every row with one line holding
 // a class index or a class name of the schema's label, and flushes after each batch. Dying, a
-// timeout or an unreadable answer throws InputError naming the command.
+// timeout, an unreadable answer or more answers than rows throw InputError naming the command.
 class CommandOracle : public LabelOracle {
  public:
   CommandOracle(const std::string& command, const Schema& schema, const CommandOptions& options);

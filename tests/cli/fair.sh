@@ -33,7 +33,8 @@ fair_json() {
 # expect_rc WANT NAME: the last run exited with WANT (else the check shows its stderr).
 expect_rc() {
   [[ $rc -eq $1 ]]
-  check "$2: exit $rc (want $1), stderr: $(head -c 300 "$T/err")" $?
+  ok=$?  # before the message: its $(...) would reset $?
+  check "$2: exit $rc (want $1), stderr: $(head -c 300 "$T/err")" $ok
 }
 
 # The dual engine on AC1, race: a witness.

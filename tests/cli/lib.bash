@@ -23,7 +23,8 @@ expect_input_error() {
   rc=$?
   lines=$(printf '%s\n' "$err" | grep -c '^error:')
   [[ $rc -eq 2 && $lines -eq 1 && "$err" == *"$needle"* ]]
-  check "$name: rc=$rc (want 2), error lines=$lines (want 1), stderr: $(printf '%s' "$err" | head -c 300)" $?
+  ok=$?  # before the message: its $(...) would reset $?
+  check "$name: rc=$rc (want 2), error lines=$lines (want 1), stderr: $(printf '%s' "$err" | head -c 300)" $ok
 }
 
 finish() {

@@ -7,6 +7,7 @@
 #include <iterator>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/error.h"
@@ -35,6 +36,21 @@ TEST(ChildProcess, CatEchoesLinesAcrossCalls) {
   ASSERT_EQ(child.exchange("", 1, out, in_seconds(5)), Status::Ok);
   EXPECT_EQ(out, (std::vector<std::string>{"de", "f"}));
   EXPECT_EQ(child.exit_description(std::chrono::milliseconds(0)), "still running");
+}
+
+TEST(ChildProcess, UnreadOutputCountsWhatNoExchangeAskedFor) {
+  ChildProcess child("cat");
+  EXPECT_EQ(child.unread_output(), 0U);
+  std::vector<std::string> out;
+  ASSERT_EQ(child.exchange("a\nb\n", 1, out, in_seconds(5)), Status::Ok);
+  // "b\n" may still be on its way through cat.
+  const auto deadline = in_seconds(5);
+  while (child.unread_output() < 2 && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(child.unread_output(), 2U);
+  ASSERT_EQ(child.exchange("", 1, out, in_seconds(5)), Status::Ok);
+  EXPECT_EQ(out, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(child.unread_output(), 0U);
 }
 
 TEST(ChildProcess, BigExchangeThroughCatDoesNotDeadlock) {
