@@ -29,7 +29,7 @@ struct TestArgs {
   int clusters = 4;
   double t1 = 0.3;
   double t2 = 0.2;
-  int samples = 1000;
+  int samples = 5000;
   int depth = 8;
   double batch_timeout = 60;
   long long batch_rows = 8192;
@@ -201,7 +201,7 @@ void add_test_command(CLI::App& app, int& status) {
   cmd->add_option("--clusters", args->clusters, "symbgen/adf: k-means clusters of the seeds [default 4]");
   cmd->add_option("--t1", args->t1, "symbgen: directed search toggles predicates of confidence below this [0.3]");
   cmd->add_option("--t2", args->t2, "symbgen: undirected search toggles predicates of confidence above this [0.2]");
-  cmd->add_option("--samples", args->samples, "symbgen: perturbations per local explanation [default 1000]");
+  cmd->add_option("--samples", args->samples, "symbgen: perturbations per local explanation [default 5000, as LIME]");
   cmd->add_option("--depth", args->depth, "symbgen: depth of the local decision tree [default 8]");
   cmd->add_option("--batch-timeout", args->batch_timeout, "--cmd: seconds the program may take per batch [60]");
   cmd->add_option("--batch-rows", args->batch_rows, "--cmd: rows per batch [default 8192]");

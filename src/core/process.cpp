@@ -184,6 +184,8 @@ ChildProcess::Status ChildProcess::exchange(std::string_view input, std::size_t 
   return Status::Ok;
 }
 
+void ChildProcess::close_input() { close_fd(stdin_); }
+
 std::size_t ChildProcess::unread_output() {
   for (int i = 0; i < 64 && stdout_ >= 0; ++i)
     if (read_once(stdout_, stdout_buf_) != Read::Data) break;

@@ -42,6 +42,8 @@ class ChildProcess {
   // Timeout: `deadline` passed first.
   Status exchange(std::string_view input, std::size_t lines, std::vector<std::string>& out,
                   std::chrono::steady_clock::time_point deadline);
+  // Closes the child's stdin: end of input, after which a well-behaved child exits.
+  void close_input();
   // Bytes the child wrote to stdout that no exchange has asked for yet (reads what is there now,
   // without waiting): a protocol check for children that print more than they were asked.
   std::size_t unread_output();

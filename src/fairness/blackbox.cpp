@@ -321,6 +321,7 @@ TestResult run_test(LabelOracle& oracle, const Schema& schema, const TestOptions
       case TestMethod::Aequitas: run_aequitas(ledger, options); break;
       case TestMethod::Adf: run_adf(ledger, options); break;
     }
+    oracle.finish();
   } catch (const OracleTimeLimit&) {
     ledger.stop("time limit");  // the batch in flight is lost; every counted test is complete
   }

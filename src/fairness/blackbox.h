@@ -49,7 +49,7 @@ struct TestOptions {
   int clusters = 4;                                        // k-means clusters of the seeds, taken round-robin
   double t1 = 0.3;                                         // symbgen: directed search toggles confidence < t1
   double t2 = 0.2;                                         // symbgen: undirected search toggles confidence > t2
-  int explanation_samples = 1000;                          // symbgen: perturbations per local explanation
+  int explanation_samples = 5000;                          // symbgen: perturbations per explanation (LIME's default)
   int tree_depth = 8;                                      // symbgen: depth of the local CART tree
   std::function<void(const DiscriminatoryPair&)> on_pair;  // every replayed discriminatory pair
   std::function<void(const TestProgress&)> on_progress;    // about 5 times a second

@@ -137,6 +137,7 @@ void CommandOracle::exchange(const Eigen::MatrixXd& raw, Eigen::Index begin, Eig
     out.push_back(parse_label(lines[i], rows_ + static_cast<std::int64_t>(i) + 1));
   if (status == ChildProcess::Status::Timeout) {
     process_->kill();
+    killed_ = true;
     if (options_.run_deadline < batch_deadline)
       throw OracleTimeLimit(fmt::format("{}: the time limit passed during {}", command_, where));
     throw InputError(command_, where,
@@ -150,6 +151,18 @@ void CommandOracle::exchange(const Eigen::MatrixXd& raw, Eigen::Index begin, Eig
   }
   check_no_extra_lines();
   rows_ += static_cast<std::int64_t>(rows);
+}
+
+void CommandOracle::finish() {
+  if (killed_) return;  // a batch was cut short: its late answers prove nothing
+  process_->close_input();
+  const auto wait = std::chrono::milliseconds(static_cast<long>(1000 * std::min(options_.batch_seconds, 5.0)));
+  (void)process_->exit_description(wait);
+  if (process_->unread_output() > 0) {
+    throw InputError(command_, "after the last batch",
+                     "the program printed more lines than there were rows; it must print exactly one label "
+                     "per row and nothing for the header or the empty line that ends a batch");
+  }
 }
 
 int CommandOracle::parse_label(const std::string& line, std::int64_t row) const {

@@ -30,6 +30,9 @@ class LabelOracle {
   virtual ~LabelOracle() = default;
   // One label (class index) per column of raw values ([schema size][n]).
   virtual void labels(const Eigen::MatrixXd& raw, std::vector<int>& out) = 0;
+  // Called once after the last labels() of a complete run: a last chance to report a broken
+  // oracle (InputError).
+  virtual void finish() {}
   // The model behind the oracle when its weights are at hand (white-box methods, replay).
   [[nodiscard]] virtual const Model* model() const { return nullptr; }
   // What a message calls it: the model file or the command.
@@ -84,6 +87,9 @@ class CommandOracle : public LabelOracle {
   CommandOracle(const CommandOracle&) = delete;
   CommandOracle& operator=(const CommandOracle&) = delete;
   void labels(const Eigen::MatrixXd& raw, std::vector<int>& out) override;
+  // Ends the program's input, waits for it to exit (at most the batch timeout, 5 s at most) and
+  // throws if it printed lines that no row asked for.
+  void finish() override;
   [[nodiscard]] std::string name() const override { return command_; }
 
  private:
@@ -95,6 +101,7 @@ class CommandOracle : public LabelOracle {
   CommandOptions options_;
   std::unique_ptr<ChildProcess> process_;
   bool header_sent_ = false;
+  bool killed_ = false;
   std::int64_t batches_ = 0;
 };
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <queue>
 #include <string>
+#include <thread>
 #include <unordered_set>
 
 #include "domain/sampler.h"
@@ -47,12 +48,26 @@ double prefix_confidence(const std::vector<PathPredicate>& path, std::size_t upt
   return sum / static_cast<double>(upto + 1);
 }
 
+// body(0..n-1) on up to `threads` threads (static interleaving; body must not share state).
+template <typename Body>
+void parallel_for(unsigned threads, std::size_t n, Body body) {
+  const std::size_t t = std::min<std::size_t>(std::max(1U, threads), n);
+  auto work = [&](std::size_t first) {
+    for (std::size_t k = first; k < n; k += t) body(k);
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t i = 1; i < t; ++i) pool.emplace_back(work, i);
+  work(0);
+  for (std::thread& th : pool) th.join();
+}
+
 }  // namespace
 
 void run_symbgen(TestLedger& ledger, const TestOptions& o) {
   const Schema& schema = ledger.schema();
   std::mt19937_64& rng = ledger.rng();
   const std::vector<bool>& prot = ledger.is_protected();
+  const unsigned threads = ledger.threads();
   // Without data, seeds and the perturbation distribution come from uniform random inputs
   // (the paper's "Random" experiment, Table 5).
   const Eigen::Index fallback = std::clamp<std::int64_t>(ledger.remaining(), 1000, 100000);
@@ -102,15 +117,24 @@ void run_symbgen(TestLedger& ledger, const TestOptions& o) {
     if (todo.empty()) continue;
     const Eigen::Index s = o.explanation_samples;
     Eigen::MatrixXd around(schema.size(), static_cast<Eigen::Index>(todo.size()) * s);
-    for (std::size_t k = 0; k < todo.size(); ++k)
-      around.middleCols(static_cast<Eigen::Index>(k) * s, s) = lime.perturb(batch[todo[k]].x, rng);
+    // Each input's perturbations have their own generator, seeded in order, and the explanations
+    // are spread over the threads: the same paths for any thread count.
+    std::vector<std::uint64_t> seeds_of(todo.size());
+    for (std::uint64_t& v : seeds_of) v = rng();
+    std::vector<std::vector<PathPredicate>> paths(todo.size());
+    parallel_for(threads, todo.size(), [&](std::size_t k) {
+      std::mt19937_64 own_rng(seeds_of[k]);
+      around.middleCols(static_cast<Eigen::Index>(k) * s, s) = lime.perturb(batch[todo[k]].x, own_rng);
+    });
     ledger.oracle().labels(around, labels);
-    for (std::size_t k = 0; k < todo.size(); ++k) {
-      const Candidate& c = batch[todo[k]];
+    parallel_for(threads, todo.size(), [&](std::size_t k) {
       const std::vector<int> own(labels.begin() + static_cast<std::ptrdiff_t>(k) * s,
                                  labels.begin() + static_cast<std::ptrdiff_t>(k + 1) * s);
-      const std::vector<PathPredicate> path =
-          lime.explain(around.middleCols(static_cast<Eigen::Index>(k) * s, s), own, o.tree_depth);
+      paths[k] = lime.explain(around.middleCols(static_cast<Eigen::Index>(k) * s, s), own, o.tree_depth);
+    });
+    for (std::size_t k = 0; k < todo.size(); ++k) {
+      const Candidate& c = batch[todo[k]];
+      const std::vector<PathPredicate>& path = paths[k];
       if (!visited.insert(signature(path)).second) continue;  // this path was explored already
       const bool discriminatory = verdict[todo[k]] == 1;
       for (std::size_t i = 0; i < path.size(); ++i) {

@@ -57,6 +57,7 @@ class TestLedger {
   [[nodiscard]] std::mt19937_64& rng() { return rng_; }
   [[nodiscard]] LabelOracle& oracle() { return oracle_; }
   [[nodiscard]] const TestResult& result() const { return result_; }
+  [[nodiscard]] unsigned threads() const { return env_.threads(); }
   // Rounds integral features and clamps every feature to its bounds.
   void clamp(Eigen::Ref<Eigen::VectorXd> raw) const;
   // Step a local search moves a feature by: 1 for integral features, a twentieth of the range else.
