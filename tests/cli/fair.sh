@@ -8,18 +8,9 @@
 set -u
 source "$(dirname "$0")/lib.bash"
 
-PY=/usr/bin/python3
-[[ -x $PY ]] || PY=python3
 AC1=$B/models/adult/AC1.h5
 ADULT=$B/adult.toml
 GERMAN=$B/german.toml
-
-# json_check FILE EXPR: EXPR (Python, over the parsed document `d`) is true.
-json_check() {
-  "$PY" -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-sys.exit(0 if eval("(" + sys.argv[2] + ")") else 1)' "$1" "$2" 2>/dev/null
-}
 
 # fair_json OUT ARGS...: `witness fair ARGS... --json --time-limit 100` (at most 120 s), the JSON to
 # OUT and stderr to $T/err; sets rc to its exit code.

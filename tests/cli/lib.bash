@@ -1,5 +1,6 @@
 # Shared by the CLI test scripts (tests/cli/*.sh): source it after `set -u`.
-#   W: the witness executable, SRC: the source tree, B: the bundled Fairify benchmark, T: a temp dir.
+#   W: the witness executable, SRC: the source tree, B: the bundled Fairify benchmark, T: a temp dir,
+#   PY: a python3 with numpy; json_check FILE EXPR tests a JSON document.
 # Each script ends with `finish`, which prints the "N passed, M failed" line and sets the exit code.
 W=$1
 SRC=$2
@@ -8,6 +9,16 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fails=0
 passes=0
+# Debian's python3: the python3 first on PATH may lack numpy (examples/blackbox/predict.py needs it).
+PY=/usr/bin/python3
+[[ -x $PY ]] || PY=python3
+
+# json_check FILE EXPR: EXPR (Python, over the parsed document `d`) is true.
+json_check() {
+  "$PY" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if eval("(" + sys.argv[2] + ")") else 1)' "$1" "$2" 2>/dev/null
+}
 
 check() {  # check NAME EXIT-CODE: passes when EXIT-CODE is 0
   if [[ $2 -eq 0 ]]; then passes=$((passes + 1)); else echo "FAIL $1"; fails=$((fails + 1)); fi

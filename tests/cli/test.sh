@@ -9,21 +9,12 @@
 set -u
 source "$(dirname "$0")/lib.bash"
 
-PY=/usr/bin/python3  # the python3 on PATH may lack numpy, which predict.py needs
-[[ -x $PY ]] || PY=python3
 AC1=$B/models/adult/AC1.h5
 AC1_JSON=$B/models/adult/AC1.json  # the same network in mlp-json-v1, which predict.py reads
 ADULT=$B/adult.toml
 DATA=$B/data/adult.csv
 PREDICT="$PY $SRC/examples/blackbox/predict.py"
 COMMON=(--schema "$ADULT" --protected sex --seeds "$DATA" --budget 200 --samples 200)
-
-# json_check FILE EXPR: EXPR (Python, over the parsed document `d`) is true.
-json_check() {
-  "$PY" -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-sys.exit(0 if eval("(" + sys.argv[2] + ")") else 1)' "$1" "$2" 2>/dev/null
-}
 
 # run_test OUT ARGS...: `witness test ARGS...` (at most 60 s), stdout to OUT, stderr to $T/err; sets rc.
 run_test() {
