@@ -16,6 +16,21 @@ Eigen::RowVectorXd ReluNetwork::logits(const Eigen::MatrixXd& x) const {
   return a.row(0);
 }
 
+double ReluNetwork::logit(const Eigen::VectorXd& x, Eigen::VectorXd& gradient) const {
+  std::vector<Eigen::ArrayXd> active;  // per hidden layer: 1 where the ReLU passes
+  Eigen::VectorXd a = x;
+  for (std::size_t k = 0; k + 1 < layers.size(); ++k) {
+    const Eigen::VectorXd h = layers[k].weights * a + layers[k].bias;
+    active.emplace_back((h.array() > 0).cast<double>());
+    a = h.cwiseMax(0.0);
+  }
+  const double z = (layers.back().weights * a + layers.back().bias)(0);
+  gradient = layers.back().weights.row(0).transpose();
+  for (std::size_t k = layers.size() - 1; k-- > 0;)
+    gradient = layers[k].weights.transpose() * gradient.cwiseProduct(active[k].matrix()).eval();
+  return z;
+}
+
 namespace {
 
 int skip_identity(const Model& m, int id) {

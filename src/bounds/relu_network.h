@@ -32,6 +32,9 @@ struct ReluNetwork {
   [[nodiscard]] double logit(const Eigen::VectorXd& x) const;
   // Logits of the columns of x ([input width][n]).
   [[nodiscard]] Eigen::RowVectorXd logits(const Eigen::MatrixXd& x) const;
+  // z and its gradient with respect to x (back-propagation through the ReLU pattern at x; a ReLU
+  // exactly at 0 counts as inactive).
+  double logit(const Eigen::VectorXd& x, Eigen::VectorXd& gradient) const;
 };
 
 // The network when m is Dense layers with ReLU between them (Identity nodes allowed) under a

@@ -97,28 +97,17 @@ std::vector<int> free_features(const TestLedger& ledger) {
   return out;
 }
 
-// Logit z and its gradient with respect to the raw features, through the schema's normalisation
-// (one-hot features get 0: they have no direction).
+// Logit z and, if asked, its gradient with respect to the raw features: the network's input
+// gradient through the schema's normalisation (one-hot features get 0: they have no direction).
 class RawGradient {
  public:
   RawGradient(const ReluNetwork& net, const Schema& schema) : net_(net), schema_(schema) {}
 
   double operator()(const Eigen::VectorXd& raw, Eigen::VectorXd* grad) const {
     const Eigen::VectorXd x = schema_.to_model(raw);
-    std::vector<Eigen::ArrayXd> masks;
-    Eigen::VectorXd a = x;
-    for (std::size_t k = 0; k + 1 < net_.layers.size(); ++k) {
-      const Eigen::VectorXd h = net_.layers[k].weights * a + net_.layers[k].bias;
-      masks.emplace_back((h.array() > 0).cast<double>());
-      a = h.cwiseMax(0.0);
-    }
-    const double z = (net_.layers.back().weights * a + net_.layers.back().bias)(0);
-    if (grad == nullptr) return z;
-    Eigen::VectorXd g = net_.layers.back().weights.row(0).transpose();
-    for (std::size_t k = net_.layers.size() - 1; k-- > 0;) {
-      g = g.cwiseProduct(masks[k].matrix());
-      g = net_.layers[k].weights.transpose() * g;
-    }
+    if (grad == nullptr) return net_.logit(x);
+    Eigen::VectorXd g;
+    const double z = net_.logit(x, g);
     grad->setZero(schema_.size());
     for (int f = 0; f < schema_.size(); ++f) {
       const Feature& feat = schema_.feature(f);
