@@ -3,12 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <mutex>
-#include <thread>
+#include <memory>
 
 #include "core/error.h"
+#include "core/parallel.h"
 #include "domain/sampler.h"
 #include "model/evaluator.h"
 
@@ -88,27 +87,15 @@ BiasEstimate estimate_bias(const Model& model, const Schema& schema, const std::
   }
   const long long chunks = (options.samples + kChunk - 1) / kChunk;
   std::vector<ChunkResult> results(static_cast<std::size_t>(chunks));
-  std::atomic<long long> next{0};
-  std::mutex error_mutex;
-  std::exception_ptr error;
-  auto worker = [&] {
-    Evaluator<double> ev(model);
-    for (long long c = next++; c < chunks; c = next++) {
-      try {
-        const long long count = std::min(kChunk, options.samples - c * kChunk);
-        results[static_cast<std::size_t>(c)] = run_chunk(schema, protected_features, options, c, count, ev);
-      } catch (...) {
-        const std::lock_guard<std::mutex> lock(error_mutex);
-        if (!error) error = std::current_exception();
-      }
-    }
-  };
   const unsigned threads = std::max(1U, std::min<unsigned>(options.threads, static_cast<unsigned>(chunks)));
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (std::thread& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
+  std::vector<std::unique_ptr<Evaluator<double>>> evaluators(threads);  // one per thread, made on first use
+  parallel_for(threads, static_cast<std::size_t>(chunks), [&](std::size_t c, unsigned worker) {
+    auto& ev = evaluators[worker];
+    if (!ev) ev = std::make_unique<Evaluator<double>>(model);
+    const auto first = static_cast<long long>(c);
+    const long long count = std::min(kChunk, options.samples - first * kChunk);
+    results[c] = run_chunk(schema, protected_features, options, first, count, *ev);
+  });
 
   BiasEstimate est;
   est.samples = options.samples;

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 
 #include "core/error.h"
+#include "core/parallel.h"
 #include "core/process.h"
 #include "model/evaluator.h"
 
@@ -47,10 +47,8 @@ void ModelOracle::labels(const Eigen::MatrixXd& raw, std::vector<int>& out) {
     Worker& w = *workers_[static_cast<std::size_t>(p)];
     w.evaluator.labels(schema_.to_model_columns(raw.middleCols(begin, end - begin)), w.labels);
   };
-  std::vector<std::thread> threads;
-  for (Eigen::Index p = 1; p < parts; ++p) threads.emplace_back(run, p);
-  run(0);
-  for (std::thread& t : threads) t.join();
+  parallel_for(static_cast<unsigned>(parts), static_cast<std::size_t>(parts),
+               [&](std::size_t p, unsigned /*worker*/) { run(static_cast<Eigen::Index>(p)); });
   out.clear();
   out.reserve(static_cast<std::size_t>(n));
   for (Eigen::Index p = 0; p < parts; ++p) {

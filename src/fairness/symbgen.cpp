@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <queue>
 #include <string>
-#include <thread>
 #include <unordered_set>
 
+#include "core/parallel.h"
 #include "domain/sampler.h"
 #include "fairness/local_explanation.h"
 #include "fairness/test_ledger.h"
@@ -46,19 +46,6 @@ double prefix_confidence(const std::vector<PathPredicate>& path, std::size_t upt
   double sum = 0;
   for (std::size_t i = 0; i <= upto; ++i) sum += path[i].confidence;
   return sum / static_cast<double>(upto + 1);
-}
-
-// body(0..n-1) on up to `threads` threads (static interleaving; body must not share state).
-template <typename Body>
-void parallel_for(unsigned threads, std::size_t n, Body body) {
-  const std::size_t t = std::min<std::size_t>(std::max(1U, threads), n);
-  auto work = [&](std::size_t first) {
-    for (std::size_t k = first; k < n; k += t) body(k);
-  };
-  std::vector<std::thread> pool;
-  for (std::size_t i = 1; i < t; ++i) pool.emplace_back(work, i);
-  work(0);
-  for (std::thread& th : pool) th.join();
 }
 
 }  // namespace
@@ -122,12 +109,12 @@ void run_symbgen(TestLedger& ledger, const TestOptions& o) {
     std::vector<std::uint64_t> seeds_of(todo.size());
     for (std::uint64_t& v : seeds_of) v = rng();
     std::vector<std::vector<PathPredicate>> paths(todo.size());
-    parallel_for(threads, todo.size(), [&](std::size_t k) {
+    parallel_for(threads, todo.size(), [&](std::size_t k, unsigned /*worker*/) {
       std::mt19937_64 own_rng(seeds_of[k]);
       around.middleCols(static_cast<Eigen::Index>(k) * s, s) = lime.perturb(batch[todo[k]].x, own_rng);
     });
     ledger.oracle().labels(around, labels);
-    parallel_for(threads, todo.size(), [&](std::size_t k) {
+    parallel_for(threads, todo.size(), [&](std::size_t k, unsigned /*worker*/) {
       const std::vector<int> own(labels.begin() + static_cast<std::ptrdiff_t>(k) * s,
                                  labels.begin() + static_cast<std::ptrdiff_t>(k + 1) * s);
       paths[k] = lime.explain(around.middleCols(static_cast<Eigen::Index>(k) * s, s), own, o.tree_depth);

@@ -1,0 +1,21 @@
+// One loop over independent items on several threads, for the engines and oracles that split work.
+//
+//   std::vector<double> out(n);
+//   std::vector<Scratch> scratch(threads);              // per-thread buffers, indexed by worker
+//   witness::parallel_for(threads, n, [&](std::size_t i, unsigned worker) {
+//     out[i] = compute(i, scratch[worker]);             // each i exactly once, on some thread
+//   });
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+namespace witness {
+
+// Runs body(i, worker) for every i in [0, n) on min(threads, n) threads (at least one; the
+// calling thread is worker 0). Items are handed out one at a time, so uneven items balance. The
+// first exception a body throws is rethrown here once every thread has stopped; the items not yet
+// started are then skipped.
+void parallel_for(unsigned threads, std::size_t n, const std::function<void(std::size_t, unsigned)>& body);
+
+}  // namespace witness
