@@ -53,9 +53,6 @@ void print_json(const nlohmann::json& doc);
 // A raw row as a JSON object: feature name -> category label, or integer, or real.
 nlohmann::json named_row(const Schema& s, const Eigen::VectorXd& raw);
 
-// A CSV field, quoted when it needs to be (RFC 4180).
-std::string csv_field(const std::string& text);
-
 // Witness / discriminatory pairs as CSV, one row per pair: x's raw values (category labels), then
 // the protected values of x' (columns "<name>'"), then both labels (columns label, label').
 class PairCsv {

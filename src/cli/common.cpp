@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "core/error.h"
+#include "domain/dataset.h"
 
 namespace witness::cli {
 
@@ -105,13 +106,6 @@ void ProgressLine::show(const std::string& text) {
   if (!tty_ || std::chrono::steady_clock::now() - start_ < std::chrono::seconds(1)) return;
   std::cerr << "\r\033[K" << text << std::flush;
   shown_ = true;
-}
-
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string out = "\"";
-  for (const char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 PairCsv::PairCsv(const std::string& path, const Schema& schema, const std::vector<int>& prot)

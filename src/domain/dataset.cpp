@@ -10,6 +10,13 @@
 #include "domain/csv.h"
 
 namespace witness {
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string out = "\"";
+  for (const char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
 namespace {
 
 constexpr int kLabelColumn = -1;

@@ -32,6 +32,9 @@ struct Dataset {
   [[nodiscard]] Eigen::MatrixXd model_inputs(const Schema& schema) const;
 };
 
+// A CSV field as written: quoted (RFC 4180, "" for ") when it holds a comma, quote or line break.
+[[nodiscard]] std::string csv_field(const std::string& text);
+
 // Throws InputError naming the file and, for data, "row R (line L), column 'name'": R counts data
 // rows from 1, L is the file line where that row starts.
 [[nodiscard]] Dataset load_csv(const std::string& path, const Schema& schema);

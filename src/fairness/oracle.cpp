@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/parallel.h"
 #include "core/process.h"
+#include "domain/dataset.h"
 #include "model/evaluator.h"
 
 namespace witness {
@@ -82,7 +83,7 @@ void CommandOracle::labels(const Eigen::MatrixXd& raw, std::vector<int>& out) {
 void CommandOracle::exchange(const Eigen::MatrixXd& raw, Eigen::Index begin, Eigen::Index end, std::vector<int>& out) {
   std::string text;
   if (!header_sent_) {
-    for (int f = 0; f < schema_.size(); ++f) text += (f == 0 ? "" : ",") + schema_.feature(f).name;
+    for (int f = 0; f < schema_.size(); ++f) text += (f == 0 ? "" : ",") + csv_field(schema_.feature(f).name);
     text += '\n';
     header_sent_ = true;
   }
@@ -92,13 +93,7 @@ void CommandOracle::exchange(const Eigen::MatrixXd& raw, Eigen::Index begin, Eig
       const double v = raw(f, j);
       const Feature& feat = schema_.feature(f);
       if (options_.category_names && feat.kind == FeatureKind::Categorical) {
-        std::string name = schema_.display(f, v);
-        if (name.find_first_of(",\"\n") != std::string::npos) {  // RFC 4180 quoting
-          std::string q = "\"";
-          for (char c : name) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-          name = q + "\"";
-        }
-        text += name;
+        text += csv_field(schema_.display(f, v));
       } else if (feat.integral()) {
         text += fmt::format("{}", static_cast<long long>(v));
       } else {
