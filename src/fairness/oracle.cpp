@@ -111,14 +111,6 @@ void CommandOracle::exchange(const Eigen::MatrixXd& raw, Eigen::Index begin, Eig
     if (!tail.empty()) what += "; its stderr ends: " + tail.substr(tail.size() > 400 ? tail.size() - 400 : 0);
     return what;
   };
-  auto check_no_extra_lines = [&] {
-    if (process_->unread_output() > 0) {
-      throw InputError(command_, where,
-                       "the program printed more lines than there were rows; it must print exactly one label "
-                       "per row and nothing for the header or the empty line that ends a batch");
-    }
-  };
-  check_no_extra_lines();
   const auto now = std::chrono::steady_clock::now();
   const auto batch_deadline = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                         std::chrono::duration<double>(options_.batch_seconds));
@@ -142,7 +134,12 @@ void CommandOracle::exchange(const Eigen::MatrixXd& raw, Eigen::Index begin, Eig
                      with_stderr(fmt::format("the program stopped answering after {} of {} labels ({})", lines.size(),
                                              rows, process_->exit_description())));
   }
-  check_no_extra_lines();
+  // More answers than rows would shift every later answer (the rest is caught by finish()).
+  if (process_->unread_output() > 0) {
+    throw InputError(command_, where,
+                     "the program printed more lines than there were rows; it must print exactly one label "
+                     "per row and nothing for the header or the empty line that ends a batch");
+  }
   rows_ += static_cast<std::int64_t>(rows);
 }
 
