@@ -31,6 +31,8 @@ void add_transform_command(CLI::App& app);
 void add_fair_command(CLI::App& app, int& status);
 // `status`: 10 when discriminatory inputs were found, else 0.
 void add_test_command(CLI::App& app, int& status);
+// `status`: 20 when the solver gave up on some query, else 0.
+void add_query_command(CLI::App& app, int& status);
 
 // Adds the named flags of option_table() (seed, threads, time-limit, verbose) to a subcommand;
 // apply_env_options() moves their values into env.options when the subcommand runs.

@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
   int status = 0;  // set by commands that answer with a verdict
   witness::cli::add_fair_command(app, status);
   witness::cli::add_test_command(app, status);
+  witness::cli::add_query_command(app, status);
   // CLI11 answers a mistyped command with "A subcommand is required"; name it instead.
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;

@@ -1,0 +1,167 @@
+// witness query FILE.toml... [--json] [--time-limit S] [--model M] [--semantics S]: answers
+// might / would counterfactual queries (soid) with a replayed scenario.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "cli/cli.h"
+#include "core/error.h"
+#include "model/loaders.h"
+#include "query/query.h"
+
+namespace witness::cli {
+namespace {
+
+struct QueryArgs {
+  std::vector<std::string> files;
+  std::string model;
+  std::string semantics;
+  std::string only;
+  double time_limit = 0.0;
+  bool json = false;
+};
+
+// "yes: some scenario shows the behavior", etc.
+std::string verdict_text(const QueryAnswer& a) {
+  if (a.status == QueryAnswer::Status::Unknown) return fmt::format("unknown: the solver gave up ({})", a.reason_unknown);
+  const bool might = a.kind == QueryKind::Might;
+  std::string s;
+  if (might) {
+    s = a.answer ? "yes: a scenario shows the behavior" : "no: no scenario shows the behavior";
+  } else {
+    s = a.answer ? "yes: every scenario shows the behavior" : "no: a scenario does not show the behavior";
+  }
+  if (a.vacuous.value_or(false)) s += " (vacuously: no scenario meets environment, state and not factual)";
+  return s;
+}
+
+void print_text(const Query& q, const QueryAnswer& a) {
+  std::cout << fmt::format("{} ({} {}, {}): {}\n", a.name, to_string(a.kind), q.behavior.text, to_string(a.semantics),
+                           verdict_text(a));
+  if (!q.description.empty()) std::cout << "  " << q.description << '\n';
+  if (!a.scenario.empty()) {
+    std::size_t width = 0;
+    for (const auto& v : a.scenario) width = std::max(width, v.name.size());
+    std::cout << "  scenario:\n";
+    for (const auto& v : a.scenario) {
+      std::cout << fmt::format("    {:<{}} = {}{}\n", v.name, width, v.text, v.exact.empty() ? "" : " (" + v.exact + ")");
+    }
+    if (a.label) {
+      std::cout << fmt::format("    decision: label {}{}\n", *a.label, a.label_name.empty() ? "" : " (" + a.label_name + ")");
+    }
+    if (!a.outputs.empty()) {
+      std::string outs;
+      for (const auto& o : a.outputs) outs += fmt::format("{}{} = {}", outs.empty() ? "" : ", ", o.name, o.text);
+      std::cout << "    outputs: " << outs << '\n';
+    }
+  }
+  if (!a.note.empty()) std::cout << "  note: " << a.note << '\n';
+  std::cout << fmt::format("  {:.3f} s\n", a.seconds);
+}
+
+nlohmann::json to_json(const Query& q, const QueryAnswer& a) {
+  nlohmann::json j;
+  j["name"] = a.name;
+  j["file"] = q.where.substr(0, q.where.find(": query '"));
+  j["model"] = q.model_path;
+  j["kind"] = to_string(a.kind);
+  j["semantics"] = to_string(a.semantics);
+  j["behavior"] = q.behavior.text;
+  if (a.status == QueryAnswer::Status::Unknown) {
+    j["answer"] = nullptr;
+    j["reason_unknown"] = a.reason_unknown;
+  } else {
+    j["answer"] = a.answer;
+  }
+  if (a.scenario.empty()) {
+    j["scenario"] = nullptr;
+  } else {
+    nlohmann::json s = nlohmann::json::object();
+    for (const auto& v : a.scenario) {
+      if (v.text == "true" || v.text == "false") {
+        s[v.name] = v.text == "true";
+      } else {
+        s[v.name] = v.number;
+      }
+    }
+    j["scenario"] = s;
+    nlohmann::json exact = nlohmann::json::object();
+    for (const auto& v : a.scenario) {
+      if (!v.exact.empty()) exact[v.name] = v.exact;
+    }
+    if (!exact.empty()) j["scenario_exact"] = exact;
+    j["decision"] = {{"label", a.label ? nlohmann::json(*a.label) : nlohmann::json(nullptr)},
+                     {"label_name", a.label_name},
+                     {"evaluator_label", a.evaluator_label ? nlohmann::json(*a.evaluator_label) : nlohmann::json()}};
+    nlohmann::json outs = nlohmann::json::object();
+    for (const auto& o : a.outputs) outs[o.name] = o.number;
+    j["decision"]["outputs"] = outs;
+  }
+  j["vacuous"] = a.vacuous ? nlohmann::json(*a.vacuous) : nlohmann::json(nullptr);
+  if (!a.note.empty()) j["note"] = a.note;
+  j["seconds"] = a.seconds;
+  j["solver"] = a.solver_stats;
+  return j;
+}
+
+int run_query(const QueryArgs& args) {
+  std::vector<Query> queries;
+  for (const auto& f : args.files) {
+    for (Query& q : load_query_file(f)) queries.push_back(std::move(q));
+  }
+  if (!args.only.empty()) {
+    const std::vector<std::string> keep = split_list(args.only);
+    for (const auto& k : keep) {
+      if (std::none_of(queries.begin(), queries.end(), [&](const Query& q) { return q.name == k; })) {
+        throw InputError(fmt::format("--only: no query named '{}'", k));
+      }
+    }
+    std::erase_if(queries, [&](const Query& q) { return std::find(keep.begin(), keep.end(), q.name) == keep.end(); });
+  }
+  for (Query& q : queries) {
+    if (!args.model.empty()) q.model_path = args.model;
+    if (args.semantics == "real") q.semantics = Semantics::Real;
+    if (args.semantics == "float64") q.semantics = Semantics::Float64;
+    if (args.semantics == "float32") q.semantics = Semantics::Float32;
+  }
+  std::map<std::string, std::unique_ptr<Model>> models;
+  QueryOptions options;
+  options.time_limit = args.time_limit;
+  nlohmann::json all = nlohmann::json::array();
+  int status = 0;
+  for (const Query& q : queries) {
+    auto& m = models[q.model_path];
+    if (!m) m = std::make_unique<Model>(load_model(q.model_path));
+    const QueryAnswer a = answer_query(*m, q, options);
+    if (a.status == QueryAnswer::Status::Unknown) status = 20;
+    if (args.json) {
+      all.push_back(to_json(q, a));
+    } else {
+      print_text(q, a);
+    }
+  }
+  if (args.json) print_json({{"queries", all}});
+  return status;
+}
+
+}  // namespace
+
+void add_query_command(CLI::App& app, int& status) {
+  auto args = std::make_shared<QueryArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "query", "Answer might/would counterfactual queries about a model's decision, with a concrete scenario");
+  cmd->add_option("files", args->files, "query files (TOML)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--model", args->model, "use this model for every query instead of the files' model")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--semantics", args->semantics, "override every query's semantics")
+      ->check(CLI::IsMember({"real", "float64", "float32"}));
+  cmd->add_option("--only", args->only, "answer only these queries (comma-separated names)");
+  cmd->add_option("--time-limit", args->time_limit, "seconds per query before the solver gives up (exit 20)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--json", args->json, "print one JSON document on stdout");
+  cmd->callback([args, &status] { status = run_query(*args); });
+}
+
+}  // namespace witness::cli

@@ -1,0 +1,360 @@
+#include "query/expression.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <optional>
+
+namespace witness {
+namespace {
+
+struct Token {
+  enum class Kind : std::uint8_t { Number, Name, Punct, End };
+  Kind kind = Kind::End;
+  std::string text;
+  int column = 1;
+};
+
+std::vector<Token> tokenize(std::string_view s) {
+  std::vector<Token> out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const int column = static_cast<int>(i) + 1;
+    if (std::isspace(c) != 0) {
+      ++i;
+      continue;
+    }
+    if (std::isdigit(c) != 0 || (c == '.' && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])))) {
+      std::size_t j = i;
+      while (j < s.size() && (std::isdigit(static_cast<unsigned char>(s[j])) != 0 || s[j] == '.')) ++j;
+      if (j < s.size() && (s[j] == 'e' || s[j] == 'E')) {
+        std::size_t k = j + 1;
+        if (k < s.size() && (s[k] == '+' || s[k] == '-')) ++k;
+        if (k < s.size() && std::isdigit(static_cast<unsigned char>(s[k])) != 0) {
+          j = k;
+          while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j])) != 0) ++j;
+        }
+      }
+      std::string text(s.substr(i, j - i));
+      if (text.find('.') != text.rfind('.')) throw ExprError(column, fmt::format("malformed number '{}'", text));
+      if (j < s.size() && (std::isalpha(static_cast<unsigned char>(s[j])) != 0 || s[j] == '_')) {
+        throw ExprError(column, fmt::format("malformed number '{}{}'", text, s[j]));
+      }
+      out.push_back({Token::Kind::Number, std::move(text), column});
+      i = j;
+      continue;
+    }
+    if (std::isalpha(c) != 0 || c == '_') {
+      std::size_t j = i;
+      while (j < s.size() && (std::isalnum(static_cast<unsigned char>(s[j])) != 0 || s[j] == '_')) ++j;
+      out.push_back({Token::Kind::Name, std::string(s.substr(i, j - i)), column});
+      i = j;
+      continue;
+    }
+    static constexpr std::string_view two[] = {"<=", ">=", "==", "!=", "&&", "||"};
+    bool matched = false;
+    for (std::string_view op : two) {
+      if (s.substr(i, 2) == op) {
+        out.push_back({Token::Kind::Punct, std::string(op), column});
+        i += 2;
+        matched = true;
+        break;
+      }
+    }
+    if (matched) continue;
+    if (std::string_view("+-*/<>!()[],").find(static_cast<char>(c)) != std::string_view::npos) {
+      out.push_back({Token::Kind::Punct, std::string(1, static_cast<char>(c)), column});
+      ++i;
+      continue;
+    }
+    if (c == '=') throw ExprError(column, "'=' is not an operator here; write '==' to compare");
+    if (c == '&' || c == '|') throw ExprError(column, fmt::format("write '{0}{0}' for the logical operator", s[i]));
+    if (c >= 0x20 && c < 0x7f) throw ExprError(column, fmt::format("unexpected character '{}'", s[i]));
+    throw ExprError(column, fmt::format("unexpected byte 0x{:02x}", c));
+  }
+  out.push_back({Token::Kind::End, "", static_cast<int>(s.size()) + 1});
+  return out;
+}
+
+std::string type_name(ExprType t) { return t == ExprType::Bool ? "a condition" : "a number"; }
+
+class Parser {
+ public:
+  Parser(std::string_view text, const ExprScope& scope) : tokens_(tokenize(text)), scope_(scope) {}
+
+  Expr parse() {
+    if (peek().kind == Token::Kind::End) throw ExprError(1, "empty expression");
+    Expr e = disjunction();
+    if (peek().kind != Token::Kind::End) {
+      throw ExprError(peek().column, fmt::format("unexpected '{}' after a complete expression", peek().text));
+    }
+    return e;
+  }
+
+ private:
+  const Token& peek() const { return tokens_[pos_]; }
+  bool accept(std::string_view punct) {
+    if (peek().kind == Token::Kind::Punct && peek().text == punct) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  void expect(std::string_view punct, std::string_view context) {
+    if (accept(punct)) return;
+    const Token& t = peek();
+    throw ExprError(t.column, fmt::format("expected '{}' {}, found {}", punct, context,
+                                          t.kind == Token::Kind::End ? "the end" : "'" + t.text + "'"));
+  }
+
+  static Expr make(Expr::Op op, ExprType type, int column, std::vector<Expr> args) {
+    Expr e;
+    e.op = op;
+    e.type = type;
+    e.column = column;
+    for (const Expr& a : args) e.uses_decision = e.uses_decision || a.uses_decision;
+    e.args = std::move(args);
+    return e;
+  }
+  static void require(const Expr& e, ExprType want, std::string_view context) {
+    if (e.type != want) {
+      throw ExprError(e.column, fmt::format("{} needs {} here, not {}", context, type_name(want), type_name(e.type)));
+    }
+  }
+
+  Expr disjunction() {
+    Expr left = conjunction();
+    while (peek().text == "||" && peek().kind == Token::Kind::Punct) {
+      const int column = peek().column;
+      ++pos_;
+      Expr right = conjunction();
+      require(left, ExprType::Bool, "'||'");
+      require(right, ExprType::Bool, "'||'");
+      left = make(Expr::Op::Or, ExprType::Bool, column, {std::move(left), std::move(right)});
+    }
+    return left;
+  }
+
+  Expr conjunction() {
+    Expr left = comparison();
+    while (peek().text == "&&" && peek().kind == Token::Kind::Punct) {
+      const int column = peek().column;
+      ++pos_;
+      Expr right = comparison();
+      require(left, ExprType::Bool, "'&&'");
+      require(right, ExprType::Bool, "'&&'");
+      left = make(Expr::Op::And, ExprType::Bool, column, {std::move(left), std::move(right)});
+    }
+    return left;
+  }
+
+  static std::optional<Expr::Op> comparison_op(const Token& t) {
+    if (t.kind != Token::Kind::Punct) return std::nullopt;
+    if (t.text == "<") return Expr::Op::Lt;
+    if (t.text == "<=") return Expr::Op::Le;
+    if (t.text == ">") return Expr::Op::Gt;
+    if (t.text == ">=") return Expr::Op::Ge;
+    if (t.text == "==") return Expr::Op::Eq;
+    if (t.text == "!=") return Expr::Op::Ne;
+    return std::nullopt;
+  }
+
+  Expr comparison() {
+    Expr left = sum();
+    if (peek().kind == Token::Kind::Name && peek().text == "in") {
+      const int column = peek().column;
+      ++pos_;
+      require(left, ExprType::Number, "'in'");
+      expect("[", "after 'in'");
+      Expr lo = disjunction();
+      require(lo, ExprType::Number, "the lower end of the interval");
+      expect(",", "between the ends of the interval");
+      Expr hi = disjunction();
+      require(hi, ExprType::Number, "the upper end of the interval");
+      expect("]", "to close the interval");
+      return make(Expr::Op::In, ExprType::Bool, column, {std::move(left), std::move(lo), std::move(hi)});
+    }
+    const auto op = comparison_op(peek());
+    if (!op) return left;
+    const Token& t = peek();
+    const int column = t.column;
+    const std::string text = t.text;
+    ++pos_;
+    Expr right = sum();
+    if (*op == Expr::Op::Eq || *op == Expr::Op::Ne) {
+      if (left.type != right.type) {
+        throw ExprError(column, fmt::format("'{}' compares {} with {}", text, type_name(left.type), type_name(right.type)));
+      }
+    } else {
+      require(left, ExprType::Number, "'" + text + "'");
+      require(right, ExprType::Number, "'" + text + "'");
+    }
+    if (comparison_op(peek())) {
+      throw ExprError(peek().column, "comparisons do not chain; join them with '&&' (or write 'x in [a, b]')");
+    }
+    return make(*op, ExprType::Bool, column, {std::move(left), std::move(right)});
+  }
+
+  Expr sum() {
+    Expr left = product();
+    while (peek().kind == Token::Kind::Punct && (peek().text == "+" || peek().text == "-")) {
+      const Token& t = peek();
+      const auto op = t.text == "+" ? Expr::Op::Add : Expr::Op::Sub;
+      const int column = t.column;
+      const std::string text = t.text;
+      ++pos_;
+      Expr right = product();
+      require(left, ExprType::Number, "'" + text + "'");
+      require(right, ExprType::Number, "'" + text + "'");
+      left = make(op, ExprType::Number, column, {std::move(left), std::move(right)});
+    }
+    return left;
+  }
+
+  Expr product() {
+    Expr left = unary();
+    while (peek().kind == Token::Kind::Punct && (peek().text == "*" || peek().text == "/")) {
+      const Token& t = peek();
+      const auto op = t.text == "*" ? Expr::Op::Mul : Expr::Op::Div;
+      const int column = t.column;
+      const std::string text = t.text;
+      ++pos_;
+      Expr right = unary();
+      require(left, ExprType::Number, "'" + text + "'");
+      require(right, ExprType::Number, "'" + text + "'");
+      left = make(op, ExprType::Number, column, {std::move(left), std::move(right)});
+    }
+    return left;
+  }
+
+  Expr unary() {
+    const Token& t = peek();
+    const int column = t.column;
+    if (accept("-")) {
+      Expr a = unary();
+      require(a, ExprType::Number, "'-'");
+      return make(Expr::Op::Neg, ExprType::Number, column, {std::move(a)});
+    }
+    if (accept("!")) {
+      Expr a = unary();
+      require(a, ExprType::Bool, "'!'");
+      return make(Expr::Op::Not, ExprType::Bool, column, {std::move(a)});
+    }
+    return primary();
+  }
+
+  Expr primary() {
+    const Token t = peek();
+    if (t.kind == Token::Kind::End) throw ExprError(t.column, "expression ends too early");
+    if (t.kind == Token::Kind::Number) {
+      ++pos_;
+      Expr e = make(Expr::Op::Number, ExprType::Number, t.column, {});
+      e.text = t.text;
+      return e;
+    }
+    if (accept("(")) {
+      Expr e = disjunction();
+      expect(")", fmt::format("to close the '(' at column {}", t.column));
+      return e;
+    }
+    if (t.kind != Token::Kind::Name) throw ExprError(t.column, fmt::format("unexpected '{}'", t.text));
+    ++pos_;
+    if (t.text == "true" || t.text == "false") {
+      Expr e = make(Expr::Op::Bool, ExprType::Bool, t.column, {});
+      e.index = t.text == "true" ? 1 : 0;
+      return e;
+    }
+    if (t.text == "abs" || t.text == "min" || t.text == "max") return call(t);
+    if (t.text == "label") return decision(t, Expr::Op::Label, 0);
+    if (t.text == "output") {
+      expect("[", "after 'output'");
+      const Token& i = peek();
+      if (i.kind != Token::Kind::Number || i.text.find_first_not_of("0123456789") != std::string::npos) {
+        throw ExprError(i.column, "expected an output index (0, 1, ...)");
+      }
+      const long index = i.text.size() > 9 ? -1 : std::stol(i.text);
+      if (index < 0 || index >= static_cast<long>(scope_.outputs.size())) {
+        throw ExprError(i.column, fmt::format("output index {} is out of range: the model has {} output{}", i.text,
+                                              scope_.outputs.size(), scope_.outputs.size() == 1 ? "" : "s"));
+      }
+      ++pos_;
+      expect("]", "after the output index");
+      return decision(t, Expr::Op::Output, static_cast<int>(index));
+    }
+    for (std::size_t i = 0; i < scope_.inputs.size(); ++i) {
+      if (scope_.inputs[i].name != t.text) continue;
+      if (!scope_.allowed_inputs.empty() && !scope_.allowed_inputs[i]) {
+        throw ExprError(t.column, fmt::format("'{}' {}", t.text, scope_.allowed_reason));
+      }
+      Expr e = make(Expr::Op::Input, scope_.inputs[i].type, t.column, {});
+      e.index = static_cast<int>(i);
+      e.text = t.text;
+      return e;
+    }
+    for (std::size_t i = 0; i < scope_.outputs.size(); ++i) {
+      if (scope_.outputs[i] == t.text) return decision(t, Expr::Op::Output, static_cast<int>(i));
+    }
+    throw ExprError(t.column, fmt::format("unknown name '{}' ({})", t.text, known_names()));
+  }
+
+  Expr decision(const Token& t, Expr::Op op, int index) const {
+    if (!scope_.allow_decision) {
+      throw ExprError(t.column, fmt::format("'{}' is the model's decision; only 'behavior' may use it", t.text));
+    }
+    Expr e = make(op, ExprType::Number, t.column, {});
+    e.index = index;
+    e.text = t.text;
+    e.uses_decision = true;
+    return e;
+  }
+
+  Expr call(const Token& name) {
+    expect("(", fmt::format("after '{}'", name.text));
+    std::vector<Expr> args;
+    if (!accept(")")) {
+      do {
+        Expr a = disjunction();
+        require(a, ExprType::Number, "'" + name.text + "'");
+        args.push_back(std::move(a));
+      } while (accept(","));
+      expect(")", fmt::format("to close '{}('", name.text));
+    }
+    const std::size_t want = name.text == "abs" ? 1 : 2;
+    if (name.text == "abs" ? args.size() != 1 : args.size() < 2) {
+      throw ExprError(name.column, fmt::format("'{}' takes {} argument{}, got {}", name.text,
+                                               want == 1 ? "one" : "two or more", want == 1 ? "" : "s", args.size()));
+    }
+    const auto op = name.text == "abs" ? Expr::Op::Abs : name.text == "min" ? Expr::Op::Min : Expr::Op::Max;
+    return make(op, ExprType::Number, name.column, std::move(args));
+  }
+
+  [[nodiscard]] std::string known_names() const {
+    std::string in;
+    for (const auto& i : scope_.inputs) in += (in.empty() ? "" : ", ") + i.name;
+    std::string out = fmt::format("inputs: {}", in.empty() ? "none" : in);
+    if (scope_.allow_decision) {
+      std::string outs;
+      for (const auto& o : scope_.outputs) outs += (outs.empty() ? "" : ", ") + o;
+      out += fmt::format("; decision: label, output[i]{}", outs.empty() ? "" : ", " + outs);
+    }
+    return out;
+  }
+
+  std::vector<Token> tokens_;
+  std::size_t pos_ = 0;
+  const ExprScope& scope_;
+};
+
+}  // namespace
+
+Expr parse_expression(std::string_view text, const ExprScope& scope) {
+  Parser p(text, scope);
+  Expr e = p.parse();
+  if (e.type != ExprType::Bool) {
+    throw ExprError(e.column, "the expression is a number; a constraint must be a condition (compare it: '... > 0')");
+  }
+  return e;
+}
+
+}  // namespace witness

@@ -1,0 +1,474 @@
+#include "query/query.h"
+
+#include <fmt/format.h>
+#include <z3++.h>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cstring>
+#include <limits>
+
+#include "core/error.h"
+#include "model/evaluator.h"
+#include "query/expression.h"
+#include "query/semantics.h"
+#include "query/z3_domain.h"
+#include "solver/rational.h"
+
+namespace witness {
+
+const char* to_string(QueryKind k) { return k == QueryKind::Might ? "might" : "would"; }
+const char* to_string(Semantics s) {
+  switch (s) {
+    case Semantics::Real: return "real";
+    case Semantics::Float64: return "float64";
+    case Semantics::Float32: return "float32";
+  }
+  return "?";
+}
+const char* to_string(InputRole r) { return r == InputRole::Environment ? "environment" : "state"; }
+const char* to_string(InputType t) {
+  switch (t) {
+    case InputType::Bool: return "bool";
+    case InputType::Int: return "int";
+    case InputType::Real: return "real";
+  }
+  return "?";
+}
+
+QueryInput QueryInput::fixed(std::string name, InputRole role, InputType type, std::string value) {
+  QueryInput i;
+  i.name = std::move(name);
+  i.role = role;
+  i.type = type;
+  i.value = std::move(value);
+  return i;
+}
+
+QueryInput QueryInput::range(std::string name, InputRole role, InputType type, std::optional<std::string> min,
+                             std::optional<std::string> max) {
+  QueryInput i;
+  i.name = std::move(name);
+  i.role = role;
+  i.type = type;
+  i.min = std::move(min);
+  i.max = std::move(max);
+  return i;
+}
+
+QueryInput QueryInput::one_of(std::string name, InputRole role, InputType type, std::vector<std::string> values) {
+  QueryInput i;
+  i.name = std::move(name);
+  i.role = role;
+  i.type = type;
+  i.values = std::move(values);
+  return i;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string place(const std::string& where, const std::string& fallback) { return where.empty() ? fallback : where; }
+
+// A number or bool of an input declaration, checked and normalised to decimal text.
+std::string input_value(const Query& q, const QueryInput& in, const std::string& text, const char* field) {
+  const std::string at = fmt::format("{}: input '{}': {}", place(in.where, q.where), in.name, field);
+  if (in.type == InputType::Bool) {
+    if (text == "true" || text == "1") return "1";
+    if (text == "false" || text == "0") return "0";
+    throw InputError(fmt::format("{}: '{}' is not a bool (true or false)", at, text));
+  }
+  Rational r;
+  try {
+    r = Rational::parse(text);
+  } catch (const InputError&) {
+    throw InputError(fmt::format("{}: '{}' is not a number", at, text));
+  }
+  if (in.type == InputType::Int && !r.is_integer()) {
+    throw InputError(fmt::format("{}: {} is not an integer, but the input is declared int", at, text));
+  }
+  return text;
+}
+
+struct PreparedInput {
+  const QueryInput* decl = nullptr;
+  std::optional<std::string> value;
+  std::optional<std::string> min, max;
+  std::vector<std::string> values;
+};
+
+struct Prepared {
+  std::vector<PreparedInput> inputs;  // in model order
+  std::optional<Expr> environment, state, factual;
+  Expr behavior;
+  bool needs_outputs = false;
+};
+
+std::optional<Expr> parse_part(const Query& q, const QueryText& t, const char* field, const ExprScope& scope,
+                               bool required) {
+  if (t.text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    if (required) throw InputError(fmt::format("{}: '{}' is missing (an expression over the decision)", q.where, field));
+    return std::nullopt;
+  }
+  try {
+    return parse_expression(t.text, scope);
+  } catch (const ExprError& e) {
+    const std::string where = place(t.where, q.where);
+    if (t.column_shift >= 0) {
+      throw InputError(fmt::format("{}, column {}: {}: {}", where, t.column_shift + e.column(), field, e.what()));
+    }
+    throw InputError(fmt::format("{}: {}, column {}: {}", where, field, e.column(), e.what()));
+  }
+}
+
+Prepared prepare(const Model& model, const Query& q) {
+  Prepared p;
+  const auto& names = model.input_names;
+  for (std::size_t i = 0; i < q.inputs.size(); ++i) {
+    const QueryInput& in = q.inputs[i];
+    if (std::find(names.begin(), names.end(), in.name) == names.end()) {
+      std::string all;
+      for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
+      throw InputError(fmt::format("{}: input '{}' is not an input of the model {} (its inputs: {})",
+                                   place(in.where, q.where), in.name, model.source, all));
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      if (q.inputs[j].name == in.name) {
+        throw InputError(fmt::format("{}: input '{}' is declared twice", place(in.where, q.where), in.name));
+      }
+    }
+  }
+  std::string missing;
+  for (const auto& n : names) {
+    const auto it = std::find_if(q.inputs.begin(), q.inputs.end(), [&](const QueryInput& in) { return in.name == n; });
+    if (it == q.inputs.end()) {
+      missing += (missing.empty() ? "" : ", ") + n;
+      continue;
+    }
+    PreparedInput pi;
+    pi.decl = &*it;
+    const int forms = (it->value ? 1 : 0) + (it->min || it->max ? 1 : 0) + (it->values.empty() ? 0 : 1);
+    if (forms > 1) {
+      throw InputError(fmt::format("{}: input '{}': give either value, or min/max, or values, not several",
+                                   place(it->where, q.where), n));
+    }
+    if (it->value) pi.value = input_value(q, *it, *it->value, "value");
+    if (it->min) pi.min = input_value(q, *it, *it->min, "min");
+    if (it->max) pi.max = input_value(q, *it, *it->max, "max");
+    if (it->type == InputType::Bool && (pi.min || pi.max)) {
+      throw InputError(fmt::format("{}: input '{}': a bool has no min/max; use values = [true, false] or leave it free",
+                                   place(it->where, q.where), n));
+    }
+    if (pi.min && pi.max && Rational::parse(*pi.min) > Rational::parse(*pi.max)) {
+      throw InputError(
+          fmt::format("{}: input '{}': min {} is above max {}", place(it->where, q.where), n, *pi.min, *pi.max));
+    }
+    for (const auto& v : it->values) pi.values.push_back(input_value(q, *it, v, "values"));
+    p.inputs.push_back(std::move(pi));
+  }
+  if (!missing.empty()) {
+    throw InputError(fmt::format("{}: every model input needs a declaration in [inputs]; missing: {}", q.where, missing));
+  }
+
+  ExprScope scope;
+  for (const auto& pi : p.inputs) {
+    scope.inputs.push_back({pi.decl->name, pi.decl->type == InputType::Bool ? ExprType::Bool : ExprType::Number});
+  }
+  scope.outputs = model.output_names;
+  scope.allow_decision = false;
+  for (const InputRole role : {InputRole::Environment, InputRole::State}) {
+    ExprScope s = scope;
+    for (const auto& pi : p.inputs) s.allowed_inputs.push_back(pi.decl->role == role);
+    s.allowed_reason = fmt::format("is not {} input; the {} constraint may only name {} inputs",
+                                   role == InputRole::Environment ? "an environment" : "a state", to_string(role),
+                                   to_string(role));
+    auto& slot = role == InputRole::Environment ? p.environment : p.state;
+    slot = parse_part(q, role == InputRole::Environment ? q.environment : q.state, to_string(role), s, false);
+  }
+  p.factual = parse_part(q, q.factual, "factual", scope, false);
+  scope.allow_decision = true;
+  p.behavior = *parse_part(q, q.behavior, "behavior", scope, true);
+  if (!p.behavior.uses_decision) {
+    throw InputError(fmt::format("{}: behavior does not mention the decision (label, output[i] or an output name)",
+                                 place(q.behavior.where, q.where)));
+  }
+  p.needs_outputs = false;
+  // Outputs are encoded only when the behavior reads them (they may need ops the label does not).
+  std::vector<const Expr*> stack{&p.behavior};
+  while (!stack.empty()) {
+    const Expr* e = stack.back();
+    stack.pop_back();
+    p.needs_outputs = p.needs_outputs || e->op == Expr::Op::Output;
+    for (const Expr& a : e->args) stack.push_back(&a);
+  }
+  return p;
+}
+
+// The declared range of one input, as a condition in domain D.
+template <typename D>
+typename D::Bool declared(D& d, const PreparedInput& pi, const typename D::Num& x) {
+  auto c = d.truth(true);
+  if (pi.min) c = d.and_(c, d.le(d.literal(*pi.min), x));
+  if (pi.max) c = d.and_(c, d.le(x, d.literal(*pi.max)));
+  if (!pi.values.empty()) {
+    auto any = d.truth(false);
+    for (const auto& v : pi.values) any = d.or_(any, d.eq(x, d.literal(v)));
+    c = d.and_(c, any);
+  }
+  return c;
+}
+
+// env and state and not factual (the premise); the behavior is added by the caller.
+template <typename D>
+typename D::Bool premise(D& d, const Prepared& p, const std::vector<typename D::Num>& x, const ModelValues<D>& m) {
+  auto c = d.truth(true);
+  if (p.environment) c = d.and_(c, evaluate_bool(*p.environment, d, x, m));
+  if (p.state) c = d.and_(c, evaluate_bool(*p.state, d, x, m));
+  if (p.factual) c = d.and_(c, d.not_(evaluate_bool(*p.factual, d, x, m)));
+  return c;
+}
+
+std::string shortest(double v) { return fmt::format("{}", v); }
+std::string shortest(float v) { return fmt::format("{}", v); }
+
+ScenarioValue scenario_value(const std::string& name, const Rational& r, bool is_bool) {
+  ScenarioValue s;
+  s.name = name;
+  s.number = r.to_double();
+  if (is_bool) {
+    s.text = r.sign() != 0 ? "true" : "false";
+    return s;
+  }
+  s.text = r.is_integer() && r.abs() < Rational(std::int64_t{1} << 53) ? r.to_string() : shortest(s.number);
+  if (Rational::parse(s.text) != r) s.exact = r.to_string();
+  return s;
+}
+
+template <typename F>
+ScenarioValue scenario_value(const std::string& name, F v, bool is_bool) {
+  ScenarioValue s;
+  s.name = name;
+  s.number = static_cast<double>(v);
+  s.text = is_bool ? (v != F(0) ? "true" : "false") : shortest(v);
+  return s;
+}
+
+int label_of(const Rational& r) { return static_cast<int>(r.to_int64()); }
+template <typename F>
+int label_of(F v) {
+  return static_cast<int>(v);
+}
+
+// Reads a symbolic input's value from the model into the concrete domain.
+Rational read_value(const z3::model& m, const z3::expr& x, bool& irrational) {
+  z3::expr v = m.eval(x, true);
+  if (v.is_algebraic()) {
+    irrational = true;
+    v = z3::expr(v.ctx(), Z3_get_algebraic_number_lower(v.ctx(), v, 30));
+  }
+  if (!v.is_numeral()) v = v.simplify();
+  std::string text = Z3_get_numeral_string(v.ctx(), v);
+  v.ctx().check_error();
+  return Rational::parse(text);
+}
+
+template <typename F>
+F read_float(const z3::model& m, const z3::expr& x) {
+  const z3::expr bits = m.eval(z3::expr(x.ctx(), Z3_mk_fpa_to_ieee_bv(x.ctx(), x)), true);
+  const std::uint64_t u = bits.get_numeral_uint64();
+  if constexpr (sizeof(F) == sizeof(float)) {
+    return std::bit_cast<float>(static_cast<std::uint32_t>(u));
+  } else {
+    return std::bit_cast<double>(u);
+  }
+}
+
+class QueryRun {
+ public:
+  QueryRun(const Model& model, const Query& q, const QueryOptions& options, const Prepared& p)
+      : model_(model), q_(q), options_(options), p_(p) {}
+
+  QueryAnswer run() {
+    const auto start = Clock::now();
+    QueryAnswer a;
+    a.name = q_.name;
+    a.kind = q_.kind;
+    a.semantics = q_.semantics;
+    if (q_.semantics == Semantics::Real) {
+      solve<Z3RealDomain, ExactDomain>(a);
+    } else if (q_.semantics == Semantics::Float64) {
+      solve<Z3FloatDomain, FloatDomain<double>>(a);
+    } else {
+      solve<Z3FloatDomain, FloatDomain<float>>(a);
+    }
+    a.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    return a;
+  }
+
+ private:
+  template <typename S>
+  S make_domain(z3::context& ctx) const {
+    if constexpr (std::is_same_v<S, Z3RealDomain>) {
+      return Z3RealDomain(ctx);
+    } else {
+      return Z3FloatDomain(ctx, q_.semantics == Semantics::Float32);
+    }
+  }
+
+  template <typename S>
+  z3::expr symbol(S& d, const PreparedInput& pi, z3::context& ctx) const {
+    const QueryInput& in = *pi.decl;
+    if (pi.value) return d.literal(*pi.value);
+    if constexpr (std::is_same_v<S, Z3RealDomain>) {
+      if (in.type == InputType::Real) return ctx.real_const(in.name.c_str());
+      const z3::expr i = ctx.int_const(in.name.c_str());
+      if (in.type == InputType::Bool) d.require(i >= 0 && i <= 1);
+      return z3::to_real(i);
+    } else {
+      const z3::expr x = ctx.constant(in.name.c_str(), d.sort());
+      d.require(!d.is_nan(x) && !d.is_infinite(x));
+      if (in.type == InputType::Int) d.require(d.is_integral(x));
+      if (in.type == InputType::Bool) d.require(d.eq(x, d.integer(0)) || d.eq(x, d.integer(1)));
+      return x;
+    }
+  }
+
+  template <typename S, typename C>
+  void solve(QueryAnswer& a) {
+    z3::context ctx;
+    S d = make_domain<S>(ctx);
+    std::vector<z3::expr> x;
+    for (const auto& pi : p_.inputs) {
+      x.push_back(symbol(d, pi, ctx));
+      d.require(declared(d, pi, x.back()));
+    }
+    ModelInterpreter<S> interpreter(model_, d, {.outputs = p_.needs_outputs});
+    const ModelValues<S> mv = interpreter.run(x);
+    const z3::expr pre = premise(d, p_, x, mv);
+    const z3::expr behavior = evaluate_bool(p_.behavior, d, x, mv);
+
+    z3::solver s(ctx);
+    if (options_.time_limit > 0) {
+      z3::params prm(ctx);
+      const double ms = std::min(options_.time_limit * 1000.0, 4.0e9);
+      prm.set("timeout", static_cast<unsigned>(std::max(1.0, ms)));
+      s.set(prm);
+    }
+    for (const auto& c : d.side) s.add(c);
+    s.add(pre);
+    s.push();
+    s.add(q_.kind == QueryKind::Might ? behavior : !behavior);
+    const z3::check_result r = s.check();
+    record_stats(s, a);
+    if (r == z3::unknown) {
+      a.status = QueryAnswer::Status::Unknown;
+      a.reason_unknown = s.reason_unknown();
+      return;
+    }
+    a.answer = (r == z3::sat) == (q_.kind == QueryKind::Might);
+    if (r == z3::unsat) {
+      // No scenario: say whether that is because the family of scenarios is empty.
+      s.pop();
+      const z3::check_result e = s.check();
+      a.vacuous = e == z3::unsat ? std::optional<bool>(true) : e == z3::sat ? std::optional<bool>(false) : std::nullopt;
+      return;
+    }
+    const z3::model m = s.get_model();
+    std::vector<typename C::Num> xc;
+    bool irrational = false;
+    for (std::size_t i = 0; i < p_.inputs.size(); ++i) {
+      const PreparedInput& pi = p_.inputs[i];
+      if (pi.value) {
+        xc.push_back(C::literal(*pi.value));
+      } else if constexpr (std::is_same_v<C, ExactDomain>) {
+        xc.push_back(read_value(m, x[i], irrational));
+      } else {
+        xc.push_back(read_float<typename C::Num>(m, x[i]));
+      }
+    }
+    for (std::size_t i = 0; i < p_.inputs.size(); ++i) {
+      a.scenario.push_back(scenario_value(p_.inputs[i].decl->name, xc[i], p_.inputs[i].decl->type == InputType::Bool));
+    }
+    if (irrational) {
+      a.note = "the solver's scenario has irrational values; they are shown rounded and were not replayed exactly";
+    } else {
+      replay<C>(a, xc);
+    }
+  }
+
+  // Checks the scenario on the concrete semantics (the same rounding as the encoding), then asks
+  // the library evaluator (separate code) for its label.
+  template <typename C>
+  void replay(QueryAnswer& a, const std::vector<typename C::Num>& xc) {
+    C c;
+    ModelInterpreter<C> interpreter(model_, c, {.outputs = p_.needs_outputs});
+    const ModelValues<C> mv = interpreter.run(xc);
+    bool inputs_ok = true;
+    for (std::size_t i = 0; i < p_.inputs.size(); ++i) {
+      inputs_ok = inputs_ok && declared(c, p_.inputs[i], xc[i]);
+      if (p_.inputs[i].decl->type != InputType::Real) {
+        inputs_ok = inputs_ok && C::round_half_away(xc[i]) == xc[i];
+      }
+    }
+    const bool pre = premise(c, p_, xc, mv);
+    const bool behavior = evaluate_bool(p_.behavior, c, xc, mv);
+    const bool want = q_.kind == QueryKind::Might;
+    if (!inputs_ok || !pre || !c.defined || behavior != want) {
+      throw InternalError(fmt::format(
+          "{}: the solver's scenario failed its replay (inputs in range: {}, premise: {}, defined: {}, behavior: {})",
+          q_.where, inputs_ok, pre, c.defined, behavior));
+    }
+    a.label = label_of(mv.label);
+    const int label = *a.label;
+    if (label >= 0 && static_cast<std::size_t>(label) < model_.rule.class_labels.size()) {
+      a.label_name = model_.rule.class_labels[static_cast<std::size_t>(label)];
+    }
+    Eigen::MatrixXd col(static_cast<Eigen::Index>(xc.size()), 1);
+    for (std::size_t i = 0; i < xc.size(); ++i) col(static_cast<Eigen::Index>(i), 0) = a.scenario[i].number;
+    const Evaluation ev =
+        evaluate(model_, col, q_.semantics == Semantics::Float32 ? Precision::Float32 : Precision::Float64);
+    a.evaluator_label = ev.labels[0];
+    for (Eigen::Index o = 0; o < ev.outputs.rows(); ++o) {
+      ScenarioValue s;
+      s.name = model_.output_names[static_cast<std::size_t>(o)];
+      s.number = ev.outputs(o, 0);
+      s.text = q_.semantics == Semantics::Float32 ? shortest(static_cast<float>(s.number)) : shortest(s.number);
+      a.outputs.push_back(s);
+    }
+    if (*a.evaluator_label != label) {
+      a.note = fmt::format(
+          "the library evaluator ({}) labels this scenario {}, not {}: it sits on a decision boundary where {}",
+          q_.semantics == Semantics::Float32 ? "float32" : "float64", *a.evaluator_label, label,
+          q_.semantics == Semantics::Real ? "rounding to double changes the decision"
+                                          : "the evaluator's summation order rounds differently");
+    }
+  }
+
+  static void record_stats(const z3::solver& s, QueryAnswer& a) {
+    const z3::stats st = s.statistics();
+    for (unsigned i = 0; i < st.size(); ++i) {
+      a.solver_stats[st.key(i)] = st.is_uint(i) ? static_cast<double>(st.uint_value(i)) : st.double_value(i);
+    }
+    a.solver_stats["assertions"] = static_cast<double>(s.assertions().size());
+  }
+
+  const Model& model_;
+  const Query& q_;
+  const QueryOptions& options_;
+  const Prepared& p_;
+};
+
+}  // namespace
+
+QueryAnswer answer_query(const Model& model, const Query& q, const QueryOptions& options) {
+  const Prepared p = prepare(model, q);
+  try {
+    return QueryRun(model, q, options, p).run();
+  } catch (const z3::exception& e) {
+    throw InternalError(fmt::format("{}: z3: {}", q.where, e.msg()));
+  }
+}
+
+}  // namespace witness

@@ -1,0 +1,119 @@
+// Counterfactual queries (soid): might / would the model have decided otherwise, answered by Z3
+// over an exact encoding of the model, with a concrete scenario replayed before it is reported.
+//
+//   witness::Query q;
+//   q.name = "weight";
+//   q.kind = witness::QueryKind::Might;                           // or Would
+//   q.semantics = witness::Semantics::Float64;                    // Real, Float64, Float32
+//   q.inputs = {witness::QueryInput::fixed("height_in", witness::InputRole::State, witness::InputType::Real, "64"),
+//               witness::QueryInput::range("weight_lb", witness::InputRole::Environment, witness::InputType::Real,
+//                                          "0", "1000")};          // ... one entry per model input
+//   q.behavior = "label == 1";
+//   witness::QueryAnswer a = witness::answer_query(model, q);      // a.answer, a.scenario
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+
+namespace witness {
+
+enum class QueryKind : std::uint8_t { Might, Would };
+enum class Semantics : std::uint8_t { Real, Float64, Float32 };
+enum class InputRole : std::uint8_t { Environment, State };
+enum class InputType : std::uint8_t { Bool, Int, Real };
+
+const char* to_string(QueryKind k);
+const char* to_string(Semantics s);
+const char* to_string(InputRole r);
+const char* to_string(InputType t);
+
+// One model input. Numbers are decimal text ("249.97309489152", "1e-3", "-2"), read exactly in
+// real semantics and rounded to nearest as a C literal in float semantics; bools are "true" or
+// "false" (or 1/0). With `value` the input is a fact; otherwise it ranges over [min, max] (either
+// end may be missing) or over `values`.
+struct QueryInput {
+  std::string name;
+  InputRole role = InputRole::State;
+  InputType type = InputType::Real;
+  std::optional<std::string> value;
+  std::optional<std::string> min;
+  std::optional<std::string> max;
+  std::vector<std::string> values;
+  std::string where;  // "file: line L" for messages; empty for queries built in code
+
+  static QueryInput fixed(std::string name, InputRole role, InputType type, std::string value);
+  static QueryInput range(std::string name, InputRole role, InputType type, std::optional<std::string> min,
+                          std::optional<std::string> max);
+  static QueryInput one_of(std::string name, InputRole role, InputType type, std::vector<std::string> values);
+};
+
+// An expression of the query language (expression.h) and where it came from, for messages.
+struct QueryText {
+  std::string text;
+  std::string where;     // "file: line L" ("" for queries built in code)
+  int column_shift = -1;  // add to the expression column for the file column; -1: not known
+};
+
+struct Query {
+  std::string name;
+  std::string description;
+  std::string model_path;  // as resolved against the query file (informational once loaded)
+  QueryKind kind = QueryKind::Might;
+  Semantics semantics = Semantics::Real;
+  std::vector<QueryInput> inputs;  // every model input, by name, in any order
+  QueryText environment;           // over environment inputs; empty: true
+  QueryText state;                 // over state inputs; empty: true
+  QueryText behavior;              // over the decision (label, outputs) and inputs; required
+  QueryText factual;               // the logged scenario, excluded from answers; empty: none
+  std::string where;               // "file: query 'name'" for messages
+};
+
+struct QueryOptions {
+  double time_limit = 0.0;  // seconds per query; <= 0: none
+};
+
+struct ScenarioValue {
+  std::string name;
+  std::string text;   // as printed: shortest round-trip decimal, "true"/"false" for bools
+  double number = 0;  // nearest double
+  std::string exact;  // real semantics: "p/q" when the value is not an exact decimal of `text`
+};
+
+struct QueryAnswer {
+  std::string name;
+  QueryKind kind = QueryKind::Might;
+  Semantics semantics = Semantics::Real;
+  enum class Status : std::uint8_t { Answered, Unknown } status = Status::Answered;
+  bool answer = false;  // might: some scenario shows the behavior; would: every scenario does
+  std::string reason_unknown;
+  // For might-true and would-false: every input, the decision, and the outputs when computed.
+  std::vector<ScenarioValue> scenario;
+  std::optional<int> label;  // the scenario's decision
+  std::string label_name;
+  std::vector<ScenarioValue> outputs;
+  // The library evaluator's label for the scenario in float64 (and float32 in float32 semantics):
+  // in real semantics it can differ from `label` when the scenario sits on a decision boundary.
+  std::optional<int> evaluator_label;
+  // Without a scenario (might-false, would-true): whether the premise (environment, state, not
+  // factual) itself has no solution, so the answer holds vacuously; nullopt if that check gave up.
+  std::optional<bool> vacuous;
+  std::string note;  // anything the reader must know about the scenario
+  double seconds = 0.0;
+  std::map<std::string, double> solver_stats;  // Z3 statistics, plus "assertions"
+};
+
+// Answers one query over a loaded model. InputError (naming q.where, the line and the column)
+// for queries that do not fit the model; UnsupportedError for ops without an exact encoding.
+// Throws InternalError if a scenario fails its replay (a bug, never printed as an answer).
+QueryAnswer answer_query(const Model& model, const Query& q, const QueryOptions& options = {});
+
+// Reads a TOML query file: one query at top level, or several in [[query]] tables.
+// Model paths are resolved against the file's folder. InputError on anything malformed.
+std::vector<Query> load_query_file(const std::string& path);
+
+}  // namespace witness

@@ -1,0 +1,223 @@
+// Query files (TOML). Top-level keys are one query, or defaults for the [[query]] tables that
+// follow; an [[query]]'s own [query.inputs] entries replace the defaults of the same name.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <set>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "core/error.h"
+#include "core/file.h"
+#include "query/query.h"
+
+namespace witness {
+namespace {
+
+constexpr std::string_view kQueryKeys[] = {"name",  "description", "model",    "kind",   "semantics",
+                                           "inputs", "environment", "state",   "behavior", "factual"};
+constexpr std::string_view kInputKeys[] = {"role", "type", "value", "min", "max", "values", "description"};
+
+std::string join(const auto& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ", ") + std::string(s);
+  return out;
+}
+
+class QueryFileReader {
+ public:
+  explicit QueryFileReader(std::string path) : path_(std::move(path)) {
+    text_ = read_file(path_);
+    std::istringstream in(text_);
+    for (std::string line; std::getline(in, line);) lines_.push_back(line);
+  }
+
+  std::vector<Query> read() {
+    toml::table root;
+    try {
+      root = toml::parse(text_, path_);
+    } catch (const toml::parse_error& e) {
+      throw InputError(path_, at(e.source()), fmt::format("TOML syntax error: {}", e.description()));
+    }
+    std::vector<std::string_view> allowed(std::begin(kQueryKeys), std::end(kQueryKeys));
+    allowed.emplace_back("query");
+    check_keys(root, allowed, "");
+    std::vector<Query> out;
+    if (const toml::node* list = root.get("query")) {
+      const auto* arr = list->as_array();
+      if (arr == nullptr || !arr->is_array_of_tables()) fail(list, "'query' must be a list of tables: [[query]]");
+      std::set<std::string> names;
+      for (const toml::node& n : *arr) {
+        const toml::table& t = *n.as_table();
+        check_keys(t, kQueryKeys, "[[query]]: ");
+        Query q = query(t, &root, fmt::format("{}#{}", std::filesystem::path(path_).stem().string(), out.size() + 1));
+        if (!names.insert(q.name).second) fail(t.get("name"), fmt::format("a second query named '{}'", q.name));
+        out.push_back(std::move(q));
+      }
+      if (out.empty()) fail(list, "no queries in [[query]]");
+    } else {
+      if (root.empty()) throw InputError(path_, "", "no query: expected top-level keys or [[query]] tables");
+      out.push_back(query(root, nullptr, std::filesystem::path(path_).stem().string()));
+    }
+    return out;
+  }
+
+ private:
+  [[nodiscard]] static std::string at(const toml::source_region& r) {
+    if (r.begin.line == 0) return {};
+    return fmt::format("line {}, column {}", r.begin.line, r.begin.column);
+  }
+  [[noreturn]] void fail(const toml::node* n, const std::string& what) const {
+    throw InputError(path_, n != nullptr ? at(n->source()) : std::string(), what);
+  }
+  void check_keys(const toml::table& t, const auto& allowed, const std::string& context) const {
+    for (auto&& [key, value] : t) {
+      if (std::find(std::begin(allowed), std::end(allowed), key.str()) != std::end(allowed)) continue;
+      fail(&value, fmt::format("{}unknown key '{}' (allowed: {})", context, key.str(), join(allowed)));
+    }
+  }
+
+  // The key in the query table, or else in the defaults.
+  static const toml::node* get(const toml::table& t, const toml::table* defaults, std::string_view key) {
+    if (const toml::node* n = t.get(key)) return n;
+    return defaults != nullptr ? defaults->get(key) : nullptr;
+  }
+
+  std::string string_of(const toml::node* n, const std::string& what) const {
+    if (const auto* s = n->as_string()) return s->get();
+    fail(n, fmt::format("{} must be a string", what));
+  }
+
+  // Numbers become exact decimal text: integers as written, floats as their shortest round-trip
+  // form (what a reader of the file sees), strings as given (for values no double holds).
+  std::string scalar(const toml::node& n, const std::string& what) const {
+    if (const auto* i = n.as_integer()) return std::to_string(i->get());
+    if (const auto* f = n.as_floating_point()) {
+      if (!std::isfinite(f->get())) fail(&n, fmt::format("{} must be finite", what));
+      return fmt::format("{}", f->get());
+    }
+    if (const auto* b = n.as_boolean()) return b->get() ? "true" : "false";
+    if (const auto* s = n.as_string()) return s->get();
+    fail(&n, fmt::format("{} must be a number or a bool", what));
+  }
+
+  QueryText expression(const toml::table& t, const toml::table* defaults, std::string_view key) const {
+    QueryText out;
+    const toml::node* n = get(t, defaults, key);
+    if (n == nullptr) return out;
+    out.text = string_of(n, fmt::format("'{}'", key));
+    const auto& r = n->source();
+    out.where = fmt::format("{}: line {}", path_, r.begin.line);
+    // Single-line strings without escapes: expression column c is file column (quote + c).
+    if (r.begin.line == r.end.line && r.begin.line >= 1 && r.begin.line <= lines_.size()) {
+      const std::string& line = lines_[r.begin.line - 1];
+      const std::size_t q = r.begin.column - 1;
+      if (q < line.size() && (line[q] == '"' || line[q] == '\'') &&
+          line.compare(q + 1, out.text.size(), out.text) == 0 && q + 1 + out.text.size() < line.size() &&
+          line[q + 1 + out.text.size()] == line[q]) {
+        out.column_shift = static_cast<int>(r.begin.column);
+      }
+    }
+    return out;
+  }
+
+  QueryInput input(const std::string& name, const toml::node& n) const {
+    const auto* t = n.as_table();
+    if (t == nullptr) {
+      fail(&n, fmt::format("input '{}' must be a table: {{ role = \"state\", type = \"real\", value = ... }}", name));
+    }
+    check_keys(*t, kInputKeys, fmt::format("input '{}': ", name));
+    QueryInput in;
+    in.name = name;
+    in.where = fmt::format("{}: line {}", path_, n.source().begin.line);
+    const toml::node* role = t->get("role");
+    if (role == nullptr) fail(&n, fmt::format("input '{}' needs role = \"environment\" or \"state\"", name));
+    const std::string r = string_of(role, "'role'");
+    if (r != "environment" && r != "state") fail(role, fmt::format("role must be environment or state, not '{}'", r));
+    in.role = r == "environment" ? InputRole::Environment : InputRole::State;
+    const toml::node* type = t->get("type");
+    if (type == nullptr) fail(&n, fmt::format("input '{}' needs type = \"bool\", \"int\" or \"real\"", name));
+    const std::string ty = string_of(type, "'type'");
+    if (ty != "bool" && ty != "int" && ty != "real") fail(type, fmt::format("type must be bool, int or real, not '{}'", ty));
+    in.type = ty == "bool" ? InputType::Bool : ty == "int" ? InputType::Int : InputType::Real;
+    if (const toml::node* v = t->get("value")) in.value = scalar(*v, "'value'");
+    if (const toml::node* v = t->get("min")) in.min = scalar(*v, "'min'");
+    if (const toml::node* v = t->get("max")) in.max = scalar(*v, "'max'");
+    if (const toml::node* v = t->get("values")) {
+      const auto* arr = v->as_array();
+      if (arr == nullptr || arr->empty()) fail(v, "'values' must be a non-empty array");
+      for (const toml::node& e : *arr) in.values.push_back(scalar(e, "every entry of 'values'"));
+    }
+    return in;
+  }
+
+  void inputs(const toml::node* n, std::vector<QueryInput>& out) const {
+    if (n == nullptr) return;
+    const auto* t = n->as_table();
+    if (t == nullptr) fail(n, "'inputs' must be a table of input declarations");
+    for (auto&& [key, value] : *t) {
+      QueryInput in = input(std::string(key.str()), value);
+      auto it = std::find_if(out.begin(), out.end(), [&](const QueryInput& o) { return o.name == in.name; });
+      if (it != out.end()) {
+        *it = std::move(in);
+      } else {
+        out.push_back(std::move(in));
+      }
+    }
+  }
+
+  Query query(const toml::table& t, const toml::table* defaults, const std::string& fallback_name) const {
+    Query q;
+    const toml::node* name = t.get("name");
+    q.name = name != nullptr ? string_of(name, "'name'") : fallback_name;
+    q.where = fmt::format("{}: query '{}'", path_, q.name);
+    if (const toml::node* d = t.get("description")) q.description = string_of(d, "'description'");
+
+    const toml::node* model = get(t, defaults, "model");
+    if (model == nullptr) fail(&t, fmt::format("query '{}' has no 'model' (a path relative to this file)", q.name));
+    const std::string rel = string_of(model, "'model'");
+    const std::filesystem::path resolved = std::filesystem::path(path_).parent_path() / rel;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(resolved, ec)) {
+      fail(model, fmt::format("model '{}' not found (looked for {})", rel, resolved.string()));
+    }
+    q.model_path = resolved.lexically_normal().string();
+
+    const toml::node* kind = get(t, defaults, "kind");
+    if (kind == nullptr) fail(&t, fmt::format("query '{}' needs kind = \"might\" or \"would\"", q.name));
+    const std::string k = string_of(kind, "'kind'");
+    if (k != "might" && k != "would") fail(kind, fmt::format("kind must be might or would, not '{}'", k));
+    q.kind = k == "might" ? QueryKind::Might : QueryKind::Would;
+
+    if (const toml::node* s = get(t, defaults, "semantics")) {
+      const std::string v = string_of(s, "'semantics'");
+      if (v == "real") {
+        q.semantics = Semantics::Real;
+      } else if (v == "float64") {
+        q.semantics = Semantics::Float64;
+      } else if (v == "float32") {
+        q.semantics = Semantics::Float32;
+      } else {
+        fail(s, fmt::format("semantics must be real, float64 or float32, not '{}'", v));
+      }
+    }
+    if (defaults != nullptr) inputs(defaults->get("inputs"), q.inputs);
+    inputs(t.get("inputs"), q.inputs);
+    q.environment = expression(t, defaults, "environment");
+    q.state = expression(t, defaults, "state");
+    q.behavior = expression(t, defaults, "behavior");
+    q.factual = expression(t, defaults, "factual");
+    if (q.behavior.text.empty()) fail(&t, fmt::format("query '{}' has no 'behavior'", q.name));
+    return q;
+  }
+
+  std::string path_;
+  std::string text_;
+  std::vector<std::string> lines_;
+};
+
+}  // namespace
+
+std::vector<Query> load_query_file(const std::string& path) { return QueryFileReader(path).read(); }
+
+}  // namespace witness
