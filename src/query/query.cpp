@@ -224,9 +224,9 @@ typename D::Bool declared(D& d, const PreparedInput& pi, const typename D::Num& 
 template <typename D>
 typename D::Bool premise(D& d, const Prepared& p, const std::vector<typename D::Num>& x, const ModelValues<D>& m) {
   auto c = d.truth(true);
-  if (p.environment) c = d.and_(c, evaluate_bool(*p.environment, d, x, m));
-  if (p.state) c = d.and_(c, evaluate_bool(*p.state, d, x, m));
-  if (p.factual) c = d.and_(c, d.not_(evaluate_bool(*p.factual, d, x, m)));
+  if (p.environment) c = d.and_(c, evaluate_condition(*p.environment, d, x, m));
+  if (p.state) c = d.and_(c, evaluate_condition(*p.state, d, x, m));
+  if (p.factual) c = d.and_(c, d.not_(evaluate_condition(*p.factual, d, x, m)));
   return c;
 }
 
@@ -347,9 +347,11 @@ class QueryRun {
     ModelInterpreter<S> interpreter(model_, d, {.outputs = p_.needs_outputs});
     const ModelValues<S> mv = interpreter.run(x);
     const z3::expr pre = premise(d, p_, x, mv);
-    const z3::expr behavior = evaluate_bool(p_.behavior, d, x, mv);
+    const z3::expr behavior = evaluate_condition(p_.behavior, d, x, mv);
 
-    z3::solver s(ctx);
+    // Float queries are pure QF_FP: Z3's qffp tactic (simplify, then bit-blast to SAT) is 10 to
+    // 100x faster than the default solver here (6.5 s -> 0.06 s on the diabetes weight query).
+    z3::solver s = std::is_same_v<S, Z3RealDomain> ? z3::solver(ctx) : z3::tactic(ctx, "qffp").mk_solver();
     if (options_.time_limit > 0) {
       z3::params prm(ctx);
       const double ms = std::min(options_.time_limit * 1000.0, 4.0e9);
@@ -413,12 +415,13 @@ class QueryRun {
       }
     }
     const bool pre = premise(c, p_, xc, mv);
-    const bool behavior = evaluate_bool(p_.behavior, c, xc, mv);
+    const bool defined = c.defined();  // the model's own side conditions
+    const bool behavior = evaluate_condition(p_.behavior, c, xc, mv);
     const bool want = q_.kind == QueryKind::Might;
-    if (!inputs_ok || !pre || !c.defined || behavior != want) {
+    if (!inputs_ok || !pre || !defined || behavior != want) {
       throw InternalError(fmt::format(
           "{}: the solver's scenario failed its replay (inputs in range: {}, premise: {}, defined: {}, behavior: {})",
-          q_.where, inputs_ok, pre, c.defined, behavior));
+          q_.where, inputs_ok, pre, defined, behavior));
     }
     a.label = label_of(mv.label);
     const int label = *a.label;

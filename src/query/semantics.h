@@ -8,14 +8,17 @@
 //   std::vector<witness::Rational> x = {...};                 // one value per model input
 //   witness::ModelInterpreter<witness::ExactDomain> run(model, d, {.outputs = true});
 //   auto v = run.run(x);                                       // v.label, v.outputs
-//   bool ok = witness::evaluate_bool(expr, d, x, v) && d.defined;
+//   bool ok = witness::evaluate_condition(expr, d, x, v) && d.defined();
 //
 // A domain D provides Num/Bool types and: literal(text), weight(double), integer(k), add, sub,
 // mul, div, neg, lt, le, eq, and_, or_, not_, truth, ite, ite_bool, is_nan, round_half_away,
-// above_double(v, t) (v > t with t a double, compared as the evaluator does) and require(Bool)
-// (a side condition: the scenario is outside the model's domain unless it holds).
+// above_double(v, t) (v > t with t a double, compared as the evaluator does), and side
+// conditions: require(Bool) (the value computed is meaningless unless it holds: a division by
+// zero over the reals, a lookup outside its table), mark() and take_side(mark) (the conjunction
+// of the conditions required since the mark, removed from the list).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -28,12 +31,24 @@
 
 namespace witness {
 
+// Side conditions of the concrete domains: plain truth values.
+struct ConcreteSide {
+  std::vector<char> side;
+  void require(bool c) { side.push_back(c ? 1 : 0); }
+  [[nodiscard]] std::size_t mark() const { return side.size(); }
+  bool take_side(std::size_t m) {
+    const bool all = std::all_of(side.begin() + static_cast<std::ptrdiff_t>(m), side.end(), [](char c) { return c != 0; });
+    side.resize(m);
+    return all;
+  }
+  [[nodiscard]] bool defined() const { return std::all_of(side.begin(), side.end(), [](char c) { return c != 0; }); }
+};
+
 // Exact rational arithmetic ("real" semantics). A division by zero or a lookup outside its
 // table makes the run undefined instead of throwing, so both branches of an ite may be computed.
-struct ExactDomain {
+struct ExactDomain : ConcreteSide {
   using Num = Rational;
   using Bool = bool;
-  bool defined = true;
 
   static Num literal(const std::string& text) { return Rational::parse(text); }
   static Num weight(double w) { return Rational::from_double(w); }
@@ -43,7 +58,7 @@ struct ExactDomain {
   static Num mul(const Num& a, const Num& b) { return a * b; }
   Num div(const Num& a, const Num& b) {
     if (b.sign() == 0) {
-      defined = false;
+      require(false);
       return Rational(0);
     }
     return a / b;
@@ -64,15 +79,13 @@ struct ExactDomain {
     return a.sign() >= 0 ? (a + half).floor() : -((-a + half).floor());
   }
   static Bool above_double(const Num& v, double t) { return v > Rational::from_double(t); }
-  void require(Bool c) { defined = defined && c; }
 };
 
 // IEEE arithmetic in F (double or float), as the C++ code of the evaluator runs it.
 template <typename F>
-struct FloatDomain {
+struct FloatDomain : ConcreteSide {
   using Num = F;
   using Bool = bool;
-  bool defined = true;
 
   static Num literal(const std::string& text) {
     if constexpr (sizeof(F) == sizeof(float)) {
@@ -100,7 +113,6 @@ struct FloatDomain {
   static Bool is_nan(Num a) { return std::isnan(a); }
   static Num round_half_away(Num a) { return std::round(a); }
   static Bool above_double(Num v, double t) { return static_cast<double>(v) > t; }
-  void require(Bool c) { defined = defined && c; }
 };
 
 template <typename D>
@@ -353,8 +365,19 @@ typename D::Bool evaluate_bool(const Expr& e, D& d, const std::vector<typename D
     case Expr::Op::Bool: return d.truth(e.index != 0);
     case Expr::Op::Input: return d.eq(x[static_cast<std::size_t>(e.index)], d.integer(1));  // bool inputs are 0/1
     case Expr::Op::Not: return d.not_(boolean(0));
-    case Expr::Op::And: return d.and_(boolean(0), boolean(1));
-    case Expr::Op::Or: return d.or_(boolean(0), boolean(1));
+    case Expr::Op::And:
+    case Expr::Op::Or: {
+      // Defined as C's short-circuit: the right side matters only when the left does not decide.
+      const auto mark_a = d.mark();
+      const auto a = boolean(0);
+      const auto def_a = d.take_side(mark_a);
+      const auto mark_b = d.mark();
+      const auto b = boolean(1);
+      const auto def_b = d.take_side(mark_b);
+      const bool is_and = e.op == Expr::Op::And;
+      d.require(d.and_(def_a, d.or_(is_and ? d.not_(a) : a, def_b)));
+      return is_and ? d.and_(a, b) : d.or_(a, b);
+    }
     case Expr::Op::Lt: return d.lt(num(0), num(1));
     case Expr::Op::Le: return d.le(num(0), num(1));
     case Expr::Op::Gt: return d.lt(num(1), num(0));
@@ -372,6 +395,15 @@ typename D::Bool evaluate_bool(const Expr& e, D& d, const std::vector<typename D
     default: break;
   }
   throw InternalError("query: expression is not a condition");
+}
+
+// A constraint holds when it is defined (no division by zero over the reals) and true.
+template <typename D>
+typename D::Bool evaluate_condition(const Expr& e, D& d, const std::vector<typename D::Num>& x,
+                                    const ModelValues<D>& m) {
+  const auto mark = d.mark();
+  const auto v = evaluate_bool(e, d, x, m);
+  return d.and_(d.take_side(mark), v);
 }
 
 template <typename D>

@@ -50,6 +50,13 @@ struct Z3BoolOps {
   void require(const Bool& c) {
     if (!c.is_true()) side.push_back(c);
   }
+  [[nodiscard]] std::size_t mark() const { return side.size(); }
+  Bool take_side(std::size_t m) {
+    Bool all = ctx.bool_val(true);
+    for (std::size_t i = m; i < side.size(); ++i) all = and_(all, side[i]);
+    side.resize(m, ctx.bool_val(true));
+    return all;
+  }
 };
 
 class Z3RealDomain : public Z3BoolOps {
