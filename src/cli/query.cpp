@@ -133,7 +133,14 @@ int run_query(const QueryArgs& args) {
   int status = 0;
   for (const Query& q : queries) {
     auto& m = models[q.model_path];
-    if (!m) m = std::make_unique<Model>(load_model(q.model_path));
+    if (!m) {
+      try {
+        m = std::make_unique<Model>(load_model(q.model_path));
+      } catch (const InputError& e) {
+        // Name the query file too: the model path came from it (or from --model).
+        throw InputError(fmt::format("{} (model of {})", e.what(), args.model.empty() ? q.model_where : "--model"));
+      }
+    }
     const QueryAnswer a = answer_query(*m, q, options);
     if (a.status == QueryAnswer::Status::Unknown) status = 20;
     if (args.json) {
@@ -159,7 +166,7 @@ void add_query_command(CLI::App& app, int& status) {
       ->check(CLI::IsMember({"real", "float64", "float32"}));
   cmd->add_option("--only", args->only, "answer only these queries (comma-separated names)");
   cmd->add_option("--time-limit", args->time_limit, "seconds per query before the solver gives up (exit 20)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0.0, 1.0e6));
   cmd->add_flag("--json", args->json, "print one JSON document on stdout");
   cmd->callback([args, &status] { status = run_query(*args); });
 }

@@ -255,7 +255,7 @@ class Parser {
     }
     if (accept("(")) {
       Expr e = disjunction();
-      expect(")", fmt::format("to close the '(' at column {}", t.column));
+      expect(")", "to close the '('");
       return e;
     }
     if (t.kind != Token::Kind::Name) throw ExprError(t.column, fmt::format("unexpected '{}'", t.text));

@@ -191,8 +191,9 @@ Prepared prepare(const Model& model, const Query& q) {
   scope.allow_decision = true;
   p.behavior = *parse_part(q, q.behavior, "behavior", scope, true);
   if (!p.behavior.uses_decision) {
-    throw InputError(fmt::format("{}: behavior does not mention the decision (label, output[i] or an output name)",
-                                 place(q.behavior.where, q.where)));
+    const std::string at = q.behavior.column_shift >= 0 ? fmt::format(", column {}", q.behavior.column_shift + 1) : "";
+    throw InputError(fmt::format("{}{}: behavior does not mention the decision (label, output[i] or an output name)",
+                                 place(q.behavior.where, q.where), at));
   }
   p.needs_outputs = false;
   // Outputs are encoded only when the behavior reads them (they may need ops the label does not).
@@ -291,7 +292,8 @@ class QueryRun {
       : model_(model), q_(q), options_(options), p_(p) {}
 
   QueryAnswer run() {
-    const auto start = Clock::now();
+    start_ = Clock::now();
+    const auto start = start_;
     QueryAnswer a;
     a.name = q_.name;
     a.kind = q_.kind;
@@ -352,28 +354,22 @@ class QueryRun {
     // Float queries are pure QF_FP: Z3's qffp tactic (simplify, then bit-blast to SAT) is 10 to
     // 100x faster than the default solver here (6.5 s -> 0.06 s on the diabetes weight query).
     z3::solver s = std::is_same_v<S, Z3RealDomain> ? z3::solver(ctx) : z3::tactic(ctx, "qffp").mk_solver();
-    if (options_.time_limit > 0) {
-      z3::params prm(ctx);
-      const double ms = std::min(options_.time_limit * 1000.0, 4.0e9);
-      prm.set("timeout", static_cast<unsigned>(std::max(1.0, ms)));
-      s.set(prm);
-    }
     for (const auto& c : d.side) s.add(c);
     s.add(pre);
     s.push();
     s.add(q_.kind == QueryKind::Might ? behavior : !behavior);
-    const z3::check_result r = s.check();
+    const z3::check_result r = check(s, ctx, a.reason_unknown);
     record_stats(s, a);
     if (r == z3::unknown) {
       a.status = QueryAnswer::Status::Unknown;
-      a.reason_unknown = s.reason_unknown();
       return;
     }
     a.answer = (r == z3::sat) == (q_.kind == QueryKind::Might);
     if (r == z3::unsat) {
       // No scenario: say whether that is because the family of scenarios is empty.
       s.pop();
-      const z3::check_result e = s.check();
+      std::string reason;
+      const z3::check_result e = check(s, ctx, reason);
       a.vacuous = e == z3::unsat ? std::optional<bool>(true) : e == z3::sat ? std::optional<bool>(false) : std::nullopt;
       return;
     }
@@ -457,10 +453,34 @@ class QueryRun {
     a.solver_stats["assertions"] = static_cast<double>(s.assertions().size());
   }
 
+  // Runs one check within what is left of the time limit; Unknown once it has passed.
+  z3::check_result check(z3::solver& s, z3::context& ctx, std::string& reason) const {
+    if (options_.time_limit > 0) {
+      const double left = options_.time_limit - std::chrono::duration<double>(Clock::now() - start_).count();
+      if (left <= 0) {
+        reason = fmt::format("time limit ({} s)", options_.time_limit);
+        return z3::unknown;
+      }
+      z3::params prm(ctx);
+      prm.set("timeout", static_cast<unsigned>(std::clamp(left * 1000.0, 1.0, 4.0e9)));
+      s.set(prm);
+    }
+    const z3::check_result r = s.check();
+    if (r == z3::unknown) {
+      reason = s.reason_unknown();
+      // Z3 says "timeout" or "canceled" for the same thing.
+      if (options_.time_limit > 0 && (reason == "timeout" || reason == "canceled")) {
+        reason = fmt::format("time limit ({} s)", options_.time_limit);
+      }
+    }
+    return r;
+  }
+
   const Model& model_;
   const Query& q_;
   const QueryOptions& options_;
   const Prepared& p_;
+  Clock::time_point start_;
 };
 
 }  // namespace

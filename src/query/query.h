@@ -62,7 +62,8 @@ struct QueryText {
 struct Query {
   std::string name;
   std::string description;
-  std::string model_path;  // as resolved against the query file (informational once loaded)
+  std::string model_path;   // as resolved against the query file (informational once loaded)
+  std::string model_where;  // "file: line L, column C" of the model key, for load errors
   QueryKind kind = QueryKind::Might;
   Semantics semantics = Semantics::Real;
   std::vector<QueryInput> inputs;  // every model input, by name, in any order
@@ -74,7 +75,9 @@ struct Query {
 };
 
 struct QueryOptions {
-  double time_limit = 0.0;  // seconds per query; <= 0: none
+  // Seconds per query, encoding and solving together; <= 0: none. The solver stops at the
+  // deadline; building the encoding is not interrupted.
+  double time_limit = 0.0;
 };
 
 struct ScenarioValue {

@@ -73,7 +73,8 @@ class QueryFileReader {
   void check_keys(const toml::table& t, const auto& allowed, const std::string& context) const {
     for (auto&& [key, value] : t) {
       if (std::find(std::begin(allowed), std::end(allowed), key.str()) != std::end(allowed)) continue;
-      fail(&value, fmt::format("{}unknown key '{}' (allowed: {})", context, key.str(), join(allowed)));
+      const std::string place = key.source().begin.line != 0 ? at(key.source()) : at(value.source());
+      throw InputError(path_, place, fmt::format("{}unknown key '{}' (allowed: {})", context, key.str(), join(allowed)));
     }
   }
 
@@ -129,7 +130,7 @@ class QueryFileReader {
     check_keys(*t, kInputKeys, fmt::format("input '{}': ", name));
     QueryInput in;
     in.name = name;
-    in.where = fmt::format("{}: line {}", path_, n.source().begin.line);
+    in.where = fmt::format("{}: {}", path_, at(n.source()));
     const toml::node* role = t->get("role");
     if (role == nullptr) fail(&n, fmt::format("input '{}' needs role = \"environment\" or \"state\"", name));
     const std::string r = string_of(role, "'role'");
@@ -182,6 +183,7 @@ class QueryFileReader {
       fail(model, fmt::format("model '{}' not found (looked for {})", rel, resolved.string()));
     }
     q.model_path = resolved.lexically_normal().string();
+    q.model_where = fmt::format("{}: {}", path_, at(model->source()));
 
     const toml::node* kind = get(t, defaults, "kind");
     if (kind == nullptr) fail(&t, fmt::format("query '{}' needs kind = \"might\" or \"would\"", q.name));

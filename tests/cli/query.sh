@@ -241,7 +241,7 @@ bad number 'behavior = "weight_lb + 1"'
 expect_input_error "behavior is a number" "number.toml: line 3, column 23: behavior: the expression is a number" \
   "$W" query "$T/number.toml"
 bad nodecision 'behavior = "weight_lb > 1"'
-expect_input_error "behavior without the decision" "nodecision.toml: line 3: behavior does not mention the decision" \
+expect_input_error "behavior without the decision" "nodecision.toml: line 3, column 13: behavior does not mention the decision" \
   "$W" query "$T/nodecision.toml"
 bad state 'behavior = "label == 1"
 state = "height_in > 1 && weight_lb > 3"'
@@ -270,7 +270,7 @@ expect_input_error "model not given" "nomodelkey.toml: line 1, column 1: query '
   "$W" query "$T/nomodelkey.toml"
 bad unknownkey 'behavior = "label == 1"
 bogus = 1'
-expect_input_error "unknown key" "unknownkey.toml: line 4, column 9: unknown key 'bogus'" "$W" query "$T/unknownkey.toml"
+expect_input_error "unknown key" "unknownkey.toml: line 4, column 1: unknown key 'bogus'" "$W" query "$T/unknownkey.toml"
 { printf 'model = "%s"\nkind = "could"\nbehavior = "label == 1"\n\n' "$D/diabetes_agent.onnx"; write_inputs ""; } >"$T/kind.toml"
 expect_input_error "bad kind" "kind.toml: line 2, column 8: kind must be might or would, not 'could'" "$W" query "$T/kind.toml"
 bad semantics 'behavior = "label == 1"
@@ -281,16 +281,16 @@ grep -v '^pedigree' "$T/good.toml" >"$T/missing.toml"
 expect_input_error "input missing from [inputs]" "missing.toml: query 'missing': every model input needs a declaration in [inputs]; missing: pedigree" \
   "$W" query "$T/missing.toml"
 { cat "$T/good.toml"; echo 'bmi = { role = "state", type = "real" }'; } >"$T/notinmodel.toml"
-expect_input_error "input not in the model" "notinmodel.toml: line 15: input 'bmi' is not an input of the model" \
+expect_input_error "input not in the model" "notinmodel.toml: line 15, column 7: input 'bmi' is not an input of the model" \
   "$W" query "$T/notinmodel.toml"
 sed 's/^insulin .*/insulin = { role = "environment", type = "bool", min = 0 }/' "$T/good.toml" >"$T/boolmin.toml"
-expect_input_error "bool with min" "boolmin.toml: line 10: input 'insulin': a bool has no min/max" "$W" query "$T/boolmin.toml"
+expect_input_error "bool with min" "boolmin.toml: line 10, column 11: input 'insulin': a bool has no min/max" "$W" query "$T/boolmin.toml"
 sed 's/^insulin .*/insulin = { role = "environment", type = "int", value = 1.5 }/' "$T/good.toml" >"$T/int15.toml"
-expect_input_error "int value 1.5" "int15.toml: line 10: input 'insulin': value: 1.5 is not an integer" "$W" query "$T/int15.toml"
+expect_input_error "int value 1.5" "int15.toml: line 10, column 11: input 'insulin': value: 1.5 is not an integer" "$W" query "$T/int15.toml"
 sed 's/^weight_lb .*/weight_lb = { role = "environment", type = "real", min = 300, max = 200 }/' "$T/good.toml" >"$T/minmax.toml"
-expect_input_error "min > max" "minmax.toml: line 12: input 'weight_lb': min 300 is above max 200" "$W" query "$T/minmax.toml"
+expect_input_error "min > max" "minmax.toml: line 12, column 13: input 'weight_lb': min 300 is above max 200" "$W" query "$T/minmax.toml"
 sed 's/^insulin .*/insulin = { role = "environment", type = "int", value = 0, mn = 3 }/' "$T/good.toml" >"$T/inputkey.toml"
-expect_input_error "unknown key of an input" "inputkey.toml: line 10, column 65: input 'insulin': unknown key 'mn'" \
+expect_input_error "unknown key of an input" "inputkey.toml: line 10, column 60: input 'insulin': unknown key 'mn'" \
   "$W" query "$T/inputkey.toml"
 sed 's/^insulin .*/insulin = { role = "outside", type = "int", value = 0 }/' "$T/good.toml" >"$T/role.toml"
 expect_input_error "bad role" "role.toml: line 10, column 20: role must be environment or state, not 'outside'" \

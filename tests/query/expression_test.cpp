@@ -89,7 +89,7 @@ TEST(Expression, ErrorsPointAtTheColumn) {
   EXPECT_EQ(error_column("label <"), 8);
   EXPECT_NE(error_text("label <").find("ends too early"), std::string::npos);
   EXPECT_EQ(error_column("(label == 1"), 12);
-  EXPECT_NE(error_text("(label == 1").find("to close the '(' at column 1"), std::string::npos);
+  EXPECT_NE(error_text("(label == 1").find("to close the '('"), std::string::npos);
   EXPECT_EQ(error_column("label == 1 1"), 12);
   EXPECT_EQ(error_column("x < 1 < 2"), 7);
   EXPECT_NE(error_text("x < 1 < 2").find("do not chain"), std::string::npos);
