@@ -44,9 +44,10 @@ void print_text(const Query& q, const QueryAnswer& a) {
   if (!a.scenario.empty()) {
     std::size_t width = 0;
     for (const auto& v : a.scenario) width = std::max(width, v.name.size());
-    std::cout << "  scenario:\n";
+    std::cout << "  scenario (inputs marked free were chosen by the solver; the rest are as declared):\n";
     for (const auto& v : a.scenario) {
-      std::cout << fmt::format("    {:<{}} = {}{}\n", v.name, width, v.text, v.exact.empty() ? "" : " (" + v.exact + ")");
+      std::cout << fmt::format("    {:<{}} = {}{}{}\n", v.name, width, v.text, v.exact.empty() ? "" : " (" + v.exact + ")",
+                               v.free ? "   (free)" : "");
     }
     if (a.label) {
       std::cout << fmt::format("    decision: label {}{}\n", *a.label, a.label_name.empty() ? "" : " (" + a.label_name + ")");
@@ -92,6 +93,11 @@ nlohmann::json to_json(const Query& q, const QueryAnswer& a) {
       if (!v.exact.empty()) exact[v.name] = v.exact;
     }
     if (!exact.empty()) j["scenario_exact"] = exact;
+    nlohmann::json free = nlohmann::json::array();
+    for (const auto& v : a.scenario) {
+      if (v.free) free.push_back(v.name);
+    }
+    j["free_inputs"] = free;
     j["decision"] = {{"label", a.label ? nlohmann::json(*a.label) : nlohmann::json(nullptr)},
                      {"label_name", a.label_name},
                      {"evaluator_label", a.evaluator_label ? nlohmann::json(*a.evaluator_label) : nlohmann::json()}};

@@ -388,6 +388,7 @@ class QueryRun {
     }
     for (std::size_t i = 0; i < p_.inputs.size(); ++i) {
       a.scenario.push_back(scenario_value(p_.inputs[i].decl->name, xc[i], p_.inputs[i].decl->type == InputType::Bool));
+      a.scenario.back().free = !p_.inputs[i].value;
     }
     if (irrational) {
       a.note = "the solver's scenario has irrational values; they are shown rounded and were not replayed exactly";

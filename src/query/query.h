@@ -85,6 +85,7 @@ struct ScenarioValue {
   std::string text;   // as printed: shortest round-trip decimal, "true"/"false" for bools
   double number = 0;  // nearest double
   std::string exact;  // real semantics: "p/q" when the value is not an exact decimal of `text`
+  bool free = false;  // the query left this input free (no fixed value)
 };
 
 struct QueryAnswer {
