@@ -204,7 +204,8 @@ class ModelInterpreter {
         return out;
       case OpKind::Equal: elementwise([&](const Num& a, const Num& b) { return indicator(d_.eq(a, b)); }); return out;
       case OpKind::Relu:
-        for (const Num& a : in(0)) out.push_back(d_.ite(d_.lt(zero(), a), a, zero()));
+        // std::max(a, 0), as Eigen's cwiseMax: a NaN passes through, -0 stays -0.
+        for (const Num& a : in(0)) out.push_back(d_.ite(d_.lt(a, zero()), zero(), a));
         return out;
       case OpKind::LeakyRelu:
         for (const Num& a : in(0)) out.push_back(d_.ite(d_.lt(zero(), a), a, d_.mul(d_.weight(n.alpha), a)));

@@ -484,3 +484,33 @@ TEST(Query, NonLinearRealArithmetic) {
 
 }  // namespace
 }  // namespace witness
+
+namespace witness {
+namespace {
+
+// NaN and infinities inside the model (0/0, 1/0) follow the evaluator in float semantics: a
+// query with every input fixed must agree with the library evaluator's label.
+TEST(Query, FloatSemanticsFollowTheEvaluatorThroughNanAndInfinity) {
+  ModelBuilder b("special", {"a", "b"});
+  const int q = b.binary(OpKind::Div, b.select(b.input(), {0}), b.select(b.input(), {1}));  // a / b
+  const int r = b.relu(q);
+  const int y = b.dense(r, Eigen::MatrixXd::Constant(1, 1, -1.0), Eigen::VectorXd::Constant(1, 0.25));
+  const Model m = b.finish(y, DecisionRule::threshold_on(y, 0.0));  // 1 iff 0.25 - relu(a / b) > 0
+  for (const auto& [a, bv] : std::vector<std::pair<double, double>>{{0, 0}, {1, 0}, {-1, 0}, {-2, 4}, {3, 1}}) {
+    Eigen::MatrixXd x(2, 1);
+    x << a, bv;
+    for (const Semantics sem : {Semantics::Float64, Semantics::Float32}) {
+      const int label = evaluate(m, x, sem == Semantics::Float32 ? Precision::Float32 : Precision::Float64).labels[0];
+      const Query query = make_query(QueryKind::Would, sem,
+                                     {QueryInput::fixed("a", InputRole::State, InputType::Real, fmt::format("{}", a)),
+                                      QueryInput::fixed("b", InputRole::State, InputType::Real, fmt::format("{}", bv))},
+                                     fmt::format("label == {}", label));
+      const QueryAnswer ans = answer_query(m, query);
+      EXPECT_TRUE(ans.answer) << a << "/" << bv << " " << to_string(sem);
+      EXPECT_EQ(ans.vacuous, false);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace witness
