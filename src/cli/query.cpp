@@ -1,5 +1,7 @@
 // witness query FILE.toml... [--json] [--time-limit S] [--model M] [--semantics S]: answers
 // might / would counterfactual queries (soid) with a replayed scenario.
+#include "query/query.h"
+
 #include <fmt/format.h>
 
 #include <iostream>
@@ -9,7 +11,6 @@
 #include "cli/cli.h"
 #include "core/error.h"
 #include "model/loaders.h"
-#include "query/query.h"
 
 namespace witness::cli {
 namespace {
@@ -25,7 +26,8 @@ struct QueryArgs {
 
 // "yes: some scenario shows the behavior", etc.
 std::string verdict_text(const QueryAnswer& a) {
-  if (a.status == QueryAnswer::Status::Unknown) return fmt::format("unknown: the solver gave up ({})", a.reason_unknown);
+  if (a.status == QueryAnswer::Status::Unknown)
+    return fmt::format("unknown: the solver gave up ({})", a.reason_unknown);
   const bool might = a.kind == QueryKind::Might;
   std::string s;
   if (might) {
@@ -46,11 +48,12 @@ void print_text(const Query& q, const QueryAnswer& a) {
     for (const auto& v : a.scenario) width = std::max(width, v.name.size());
     std::cout << "  scenario (inputs marked free were chosen by the solver; the rest are as declared):\n";
     for (const auto& v : a.scenario) {
-      std::cout << fmt::format("    {:<{}} = {}{}{}\n", v.name, width, v.text, v.exact.empty() ? "" : " (" + v.exact + ")",
-                               v.free ? "   (free)" : "");
+      std::cout << fmt::format("    {:<{}} = {}{}{}\n", v.name, width, v.text,
+                               v.exact.empty() ? "" : " (" + v.exact + ")", v.free ? "   (free)" : "");
     }
     if (a.label) {
-      std::cout << fmt::format("    decision: label {}{}\n", *a.label, a.label_name.empty() ? "" : " (" + a.label_name + ")");
+      std::cout << fmt::format("    decision: label {}{}\n", *a.label,
+                               a.label_name.empty() ? "" : " (" + a.label_name + ")");
     }
     if (!a.outputs.empty()) {
       std::string outs;

@@ -184,7 +184,8 @@ class Parser {
     Expr right = sum();
     if (*op == Expr::Op::Eq || *op == Expr::Op::Ne) {
       if (left.type != right.type) {
-        throw ExprError(column, fmt::format("'{}' compares {} with {}", text, type_name(left.type), type_name(right.type)));
+        throw ExprError(column,
+                        fmt::format("'{}' compares {} with {}", text, type_name(left.type), type_name(right.type)));
       }
     } else {
       require(left, ExprType::Number, "'" + text + "'");

@@ -109,7 +109,8 @@ struct Prepared {
 std::optional<Expr> parse_part(const Query& q, const QueryText& t, const char* field, const ExprScope& scope,
                                bool required) {
   if (t.text.find_first_not_of(" \t\r\n") == std::string::npos) {
-    if (required) throw InputError(fmt::format("{}: '{}' is missing (an expression over the decision)", q.where, field));
+    if (required)
+      throw InputError(fmt::format("{}: '{}' is missing (an expression over the decision)", q.where, field));
     return std::nullopt;
   }
   try {
@@ -169,7 +170,8 @@ Prepared prepare(const Model& model, const Query& q) {
     p.inputs.push_back(std::move(pi));
   }
   if (!missing.empty()) {
-    throw InputError(fmt::format("{}: every model input needs a declaration in [inputs]; missing: {}", q.where, missing));
+    throw InputError(
+        fmt::format("{}: every model input needs a declaration in [inputs]; missing: {}", q.where, missing));
   }
 
   ExprScope scope;
@@ -181,9 +183,9 @@ Prepared prepare(const Model& model, const Query& q) {
   for (const InputRole role : {InputRole::Environment, InputRole::State}) {
     ExprScope s = scope;
     for (const auto& pi : p.inputs) s.allowed_inputs.push_back(pi.decl->role == role);
-    s.allowed_reason = fmt::format("is not {} input; the {} constraint may only name {} inputs",
-                                   role == InputRole::Environment ? "an environment" : "a state", to_string(role),
-                                   to_string(role));
+    s.allowed_reason =
+        fmt::format("is not {} input; the {} constraint may only name {} inputs",
+                    role == InputRole::Environment ? "an environment" : "a state", to_string(role), to_string(role));
     auto& slot = role == InputRole::Environment ? p.environment : p.state;
     slot = parse_part(q, role == InputRole::Environment ? q.environment : q.state, to_string(role), s, false);
   }
@@ -329,7 +331,7 @@ class QueryRun {
       if (in.type == InputType::Bool) d.require(i >= 0 && i <= 1);
       return z3::to_real(i);
     } else {
-      const z3::expr x = ctx.constant(in.name.c_str(), d.sort());
+      z3::expr x = ctx.constant(in.name.c_str(), d.sort());
       d.require(!d.is_nan(x) && !d.is_infinite(x));
       if (in.type == InputType::Int) d.require(d.is_integral(x));
       if (in.type == InputType::Bool) d.require(d.eq(x, d.integer(0)) || d.eq(x, d.integer(1)));

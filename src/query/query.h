@@ -55,7 +55,7 @@ struct QueryInput {
 // An expression of the query language (expression.h) and where it came from, for messages.
 struct QueryText {
   std::string text;
-  std::string where;     // "file: line L" ("" for queries built in code)
+  std::string where;      // "file: line L" ("" for queries built in code)
   int column_shift = -1;  // add to the expression column for the file column; -1: not known
 };
 

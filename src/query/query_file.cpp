@@ -1,11 +1,11 @@
 // Query files (TOML). Top-level keys are one query, or defaults for the [[query]] tables that
 // follow; an [[query]]'s own [query.inputs] entries replace the defaults of the same name.
 #include <fmt/format.h>
+#include <toml++/toml.h>
 
 #include <filesystem>
 #include <set>
 #include <sstream>
-#include <toml++/toml.h>
 
 #include "core/error.h"
 #include "core/file.h"
@@ -14,8 +14,8 @@
 namespace witness {
 namespace {
 
-constexpr std::string_view kQueryKeys[] = {"name",  "description", "model",    "kind",   "semantics",
-                                           "inputs", "environment", "state",   "behavior", "factual"};
+constexpr std::string_view kQueryKeys[] = {"name",   "description", "model", "kind",     "semantics",
+                                           "inputs", "environment", "state", "behavior", "factual"};
 constexpr std::string_view kInputKeys[] = {"role", "type", "value", "min", "max", "values", "description"};
 
 std::string join(const auto& items) {
@@ -74,7 +74,8 @@ class QueryFileReader {
     for (auto&& [key, value] : t) {
       if (std::find(std::begin(allowed), std::end(allowed), key.str()) != std::end(allowed)) continue;
       const std::string place = key.source().begin.line != 0 ? at(key.source()) : at(value.source());
-      throw InputError(path_, place, fmt::format("{}unknown key '{}' (allowed: {})", context, key.str(), join(allowed)));
+      throw InputError(path_, place,
+                       fmt::format("{}unknown key '{}' (allowed: {})", context, key.str(), join(allowed)));
     }
   }
 
@@ -139,7 +140,8 @@ class QueryFileReader {
     const toml::node* type = t->get("type");
     if (type == nullptr) fail(&n, fmt::format("input '{}' needs type = \"bool\", \"int\" or \"real\"", name));
     const std::string ty = string_of(type, "'type'");
-    if (ty != "bool" && ty != "int" && ty != "real") fail(type, fmt::format("type must be bool, int or real, not '{}'", ty));
+    if (ty != "bool" && ty != "int" && ty != "real")
+      fail(type, fmt::format("type must be bool, int or real, not '{}'", ty));
     in.type = ty == "bool" ? InputType::Bool : ty == "int" ? InputType::Int : InputType::Real;
     if (const toml::node* v = t->get("value")) in.value = scalar(*v, "'value'");
     if (const toml::node* v = t->get("min")) in.min = scalar(*v, "'min'");

@@ -37,11 +37,14 @@ struct ConcreteSide {
   void require(bool c) { side.push_back(c ? 1 : 0); }
   [[nodiscard]] std::size_t mark() const { return side.size(); }
   bool take_side(std::size_t m) {
-    const bool all = std::all_of(side.begin() + static_cast<std::ptrdiff_t>(m), side.end(), [](char c) { return c != 0; });
+    const bool all =
+        std::all_of(side.begin() + static_cast<std::ptrdiff_t>(m), side.end(), [](char c) { return c != 0; });
     side.resize(m);
     return all;
   }
-  [[nodiscard]] bool defined() const { return std::all_of(side.begin(), side.end(), [](char c) { return c != 0; }); }
+  [[nodiscard]] bool defined() const {
+    return std::all_of(side.begin(), side.end(), [](char c) { return c != 0; });
+  }
 };
 
 // Exact rational arithmetic ("real" semantics). A division by zero or a lookup outside its

@@ -15,7 +15,7 @@ ExprScope scope() {
 }
 
 // Evaluates a condition exactly with x, y, flag and a decision (label, outputs).
-bool holds(const std::string& text, std::vector<Rational> in, int label = 0,
+bool holds(const std::string& text, const std::vector<Rational>& in, int label = 0,
            std::vector<Rational> outputs = {Rational(1, 4), Rational(3, 4)}) {
   ExactDomain d;
   const Expr e = parse_expression(text, scope());
@@ -45,10 +45,10 @@ std::string error_text(const std::string& text, const ExprScope& s = scope()) {
 
 TEST(Expression, PrecedenceAndOperators) {
   const std::vector<Rational> v = {Rational(3), Rational(-2), Rational(1)};
-  EXPECT_TRUE(holds("x + y * 2 == -1", v));      // * binds tighter than +
+  EXPECT_TRUE(holds("x + y * 2 == -1", v));  // * binds tighter than +
   EXPECT_TRUE(holds("(x + y) * 2 == 2", v));
-  EXPECT_TRUE(holds("x - y - 1 == 4", v));        // left associative
-  EXPECT_TRUE(holds("x / 2 / 3 == 0.5", v));      // exact: 3/2/3 = 1/2
+  EXPECT_TRUE(holds("x - y - 1 == 4", v));    // left associative
+  EXPECT_TRUE(holds("x / 2 / 3 == 0.5", v));  // exact: 3/2/3 = 1/2
   EXPECT_TRUE(holds("-x == -3 && - -x == 3", v));
   EXPECT_TRUE(holds("flag && x > 2 || y > 0", v));
   EXPECT_FALSE(holds("flag && (x > 3 || y > 0)", v));

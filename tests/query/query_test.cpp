@@ -37,6 +37,7 @@ double dyadic(std::mt19937& rng) { return static_cast<double>(std::uniform_int_d
 
 Model random_model(std::mt19937& rng, int kind, int n_inputs) {
   std::vector<std::string> names;
+  names.reserve(static_cast<std::size_t>(n_inputs));
   for (int i = 0; i < n_inputs; ++i) names.push_back(fmt::format("x{}", i));
   ModelBuilder b("tiny", names);
   auto dense = [&](int x, int in, int out) {
@@ -173,7 +174,8 @@ bool enumerate(const Model& m, const Query& q, const std::vector<std::vector<dou
   const Expr behavior = *parse(q.behavior);
   Eigen::MatrixXd x(m.input_width(), static_cast<Eigen::Index>(domain.size()));
   for (std::size_t j = 0; j < domain.size(); ++j) {
-    for (std::size_t i = 0; i < domain[j].size(); ++i) x(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = domain[j][i];
+    for (std::size_t i = 0; i < domain[j].size(); ++i)
+      x(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = domain[j][i];
   }
   const Evaluation ev = evaluate(m, x);
   for (std::size_t j = 0; j < domain.size(); ++j) {
@@ -209,8 +211,8 @@ void check_tiny_domains(int rounds, bool float_dense, int min_scenarios) {
       c.query.semantics = sem;
       const QueryAnswer a = answer_query(m, c.query);
       ASSERT_EQ(a.status, QueryAnswer::Status::Answered);
-      EXPECT_EQ(a.answer, expected) << "round " << round << " model kind " << kind << " semantics "
-                                    << to_string(sem) << " behavior " << c.query.behavior.text;
+      EXPECT_EQ(a.answer, expected) << "round " << round << " model kind " << kind << " semantics " << to_string(sem)
+                                    << " behavior " << c.query.behavior.text;
       const bool has_scenario = (c.query.kind == QueryKind::Might) == a.answer;
       ASSERT_EQ(!a.scenario.empty(), has_scenario);
       if (!has_scenario) continue;
@@ -235,12 +237,15 @@ TEST(Query, SlowAgreesWithEnumerationOnTinyDomainsInEverySemantics) { check_tiny
 
 std::vector<QueryInput> car_state_354() {
   const std::vector<std::pair<std::string, bool>> bits = {
-      {"in_intersection", false},       {"at_intersection_entry", true}, {"intersection_empty", false},
-      {"approaching_intersection", true}, {"obj_in_range", true},       {"has_right_of_way", false},
-      {"cars_waiting_to_enter", false}, {"car_entering_range", false},  {"safe_to_enter", true},
-      {"is_tailgating", false}};
+      {"in_intersection", false},       {"at_intersection_entry", true},
+      {"intersection_empty", false},    {"approaching_intersection", true},
+      {"obj_in_range", true},           {"has_right_of_way", false},
+      {"cars_waiting_to_enter", false}, {"car_entering_range", false},
+      {"safe_to_enter", true},          {"is_tailgating", false}};
   std::vector<QueryInput> in;
-  for (const auto& [name, v] : bits) in.push_back(QueryInput::fixed(name, InputRole::Environment, InputType::Bool, v ? "true" : "false"));
+  in.reserve(bits.size());
+  for (const auto& [name, v] : bits)
+    in.push_back(QueryInput::fixed(name, InputRole::Environment, InputType::Bool, v ? "true" : "false"));
   return in;
 }
 
@@ -315,10 +320,10 @@ TEST(Query, DiabetesUnitBug) {
 // Every car query, all eight Q-tables, against enumeration of the 1024 states with the policy
 // read from the CSV (not from the ONNX model).
 TEST(Query, CarQueriesAgreeWithEnumerationOfAllStates) {
-  const std::vector<std::string> bit_names = {"in_intersection", "at_intersection_entry", "intersection_empty",
-                                              "approaching_intersection", "obj_in_range", "has_right_of_way",
-                                              "cars_waiting_to_enter", "car_entering_range", "safe_to_enter",
-                                              "is_tailgating"};  // bit 9 .. bit 0
+  const std::vector<std::string> bit_names = {
+      "in_intersection", "at_intersection_entry", "intersection_empty",    "approaching_intersection",
+      "obj_in_range",    "has_right_of_way",      "cars_waiting_to_enter", "car_entering_range",
+      "safe_to_enter",   "is_tailgating"};  // bit 9 .. bit 0
   const std::vector<Query> queries = load_query_file(kSrc + "/examples/soid/car/queries.toml");
   ASSERT_GE(queries.size(), 5U);
   int checked = 0;
@@ -354,7 +359,8 @@ TEST(Query, CarQueriesAgreeWithEnumerationOfAllStates) {
             const auto bit = static_cast<int>(std::find(bit_names.begin(), bit_names.end(), n) - bit_names.begin());
             const int v = (s >> (9 - bit)) & 1;
             x.emplace_back(v);
-            const auto in = std::find_if(q.inputs.begin(), q.inputs.end(), [&](const QueryInput& i) { return i.name == n; });
+            const auto in =
+                std::find_if(q.inputs.begin(), q.inputs.end(), [&](const QueryInput& i) { return i.name == n; });
             if (in->value) declared = declared && ((*in->value == "true") == (v == 1));
           }
           if (!declared) continue;
@@ -472,8 +478,9 @@ TEST(Query, NonLinearRealArithmetic) {
   ModelBuilder b("square", {"a"});
   const int sq = b.binary(OpKind::Mul, b.input(), b.input());
   const Model m = b.finish(sq, DecisionRule::threshold_on(sq, 2.0));
-  Query q = make_query(QueryKind::Might, Semantics::Real,
-                       {QueryInput::range("a", InputRole::Environment, InputType::Real, "1.41", "1.415")}, "label == 1");
+  Query q =
+      make_query(QueryKind::Might, Semantics::Real,
+                 {QueryInput::range("a", InputRole::Environment, InputType::Real, "1.41", "1.415")}, "label == 1");
   QueryAnswer a = answer_query(m, q);
   ASSERT_TRUE(a.answer);
   EXPECT_GT(a.scenario[0].number * a.scenario[0].number, 2.0 - 1e-12);
