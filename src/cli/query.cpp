@@ -35,7 +35,10 @@ std::string verdict_text(const QueryAnswer& a) {
   } else {
     s = a.answer ? "yes: every scenario shows the behavior" : "no: a scenario does not show the behavior";
   }
-  if (a.vacuous.value_or(false)) s += " (vacuously: no scenario meets environment, state and not factual)";
+  if (a.vacuous.value_or(false)) {
+    s += " (vacuously: no scenario within the model's domain meets the input declarations, environment, state and "
+         "not factual)";
+  }
   return s;
 }
 

@@ -5,6 +5,9 @@
 #include <cctype>
 #include <optional>
 
+#include "core/error.h"
+#include "solver/rational.h"
+
 namespace witness {
 namespace {
 
@@ -40,6 +43,11 @@ std::vector<Token> tokenize(std::string_view s) {
       if (text.find('.') != text.rfind('.')) throw ExprError(column, fmt::format("malformed number '{}'", text));
       if (j < s.size() && (std::isalpha(static_cast<unsigned char>(s[j])) != 0 || s[j] == '_')) {
         throw ExprError(column, fmt::format("malformed number '{}{}'", text, s[j]));
+      }
+      try {
+        (void)Rational::parse(text);  // range: exact rationals hold any exponent GMP can
+      } catch (const InputError& e) {
+        throw ExprError(column, e.what());
       }
       out.push_back({Token::Kind::Number, std::move(text), column});
       i = j;
@@ -229,9 +237,20 @@ class Parser {
     return left;
   }
 
+  // Recursion guard: a query is written by a person; thousands of nested levels are an error,
+  // not a reason to overflow the stack.
+  void enter(int column) {
+    if (++depth_ > kMaxDepth) throw ExprError(column, fmt::format("nested more than {} levels deep", kMaxDepth));
+  }
+
   Expr unary() {
     const Token& t = peek();
     const int column = t.column;
+    enter(column);
+    struct Leave {
+      int& d;
+      ~Leave() { --d; }
+    } leave{depth_};
     if (accept("-")) {
       Expr a = unary();
       require(a, ExprType::Number, "'-'");
@@ -342,8 +361,10 @@ class Parser {
     return out;
   }
 
+  static constexpr int kMaxDepth = 200;
   std::vector<Token> tokens_;
   std::size_t pos_ = 0;
+  int depth_ = 0;
   const ExprScope& scope_;
 };
 

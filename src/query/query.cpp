@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -89,6 +91,19 @@ std::string input_value(const Query& q, const QueryInput& in, const std::string&
   if (in.type == InputType::Int && !r.is_integer()) {
     throw InputError(fmt::format("{}: {} is not an integer, but the input is declared int", at, text));
   }
+  if (q.semantics != Semantics::Real) {
+    // Float literals are read as C reads them (strtod/strtof): decimals only, and finite.
+    if (text.find('/') != std::string::npos) {
+      throw InputError(
+          fmt::format("{}: {} is a fraction; {} semantics reads decimals (a fraction is exact only in "
+                      "real semantics)",
+                      at, text, to_string(q.semantics)));
+    }
+    const bool single = q.semantics == Semantics::Float32;
+    if (!std::isfinite(single ? std::strtof(text.c_str(), nullptr) : std::strtod(text.c_str(), nullptr))) {
+      throw InputError(fmt::format("{}: {} is beyond the range of {}", at, text, to_string(q.semantics)));
+    }
+  }
   return text;
 }
 
@@ -127,6 +142,13 @@ std::optional<Expr> parse_part(const Query& q, const QueryText& t, const char* f
 Prepared prepare(const Model& model, const Query& q) {
   Prepared p;
   const auto& names = model.input_names;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (std::find(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(i), names[i]) !=
+        names.begin() + static_cast<std::ptrdiff_t>(i)) {
+      throw InputError(fmt::format("{}: the model {} has two inputs named '{}'; a query needs unique input names",
+                                   q.where, model.source, names[i]));
+    }
+  }
   for (std::size_t i = 0; i < q.inputs.size(); ++i) {
     const QueryInput& in = q.inputs[i];
     if (std::find(names.begin(), names.end(), in.name) == names.end()) {
@@ -244,7 +266,11 @@ ScenarioValue scenario_value(const std::string& name, const Rational& r, bool is
     s.text = r.sign() != 0 ? "true" : "false";
     return s;
   }
-  s.text = r.is_integer() && r.abs() < Rational(std::int64_t{1} << 53) ? r.to_string() : shortest(s.number);
+  if (!std::isfinite(s.number) || (r.is_integer() && r.abs() < Rational(std::int64_t{1} << 53))) {
+    s.text = r.to_string();  // beyond the double range, or an integer: exact
+    return s;
+  }
+  s.text = shortest(s.number);
   if (Rational::parse(s.text) != r) s.exact = r.to_string();
   return s;
 }
@@ -429,8 +455,16 @@ class QueryRun {
     }
     Eigen::MatrixXd col(static_cast<Eigen::Index>(xc.size()), 1);
     for (std::size_t i = 0; i < xc.size(); ++i) col(static_cast<Eigen::Index>(i), 0) = a.scenario[i].number;
-    const Evaluation ev =
-        evaluate(model_, col, q_.semantics == Semantics::Float32 ? Precision::Float32 : Precision::Float64);
+    Evaluation ev;
+    try {
+      ev = evaluate(model_, col, q_.semantics == Semantics::Float32 ? Precision::Float32 : Precision::Float64);
+    } catch (const InputError& e) {
+      // The evaluator also computes outputs the decision does not read; one of them may be
+      // outside its domain (a lookup beyond its table) while the decision is well defined.
+      a.note = fmt::format("the library evaluator cannot run this scenario ({}); the decision was replayed exactly",
+                           e.what());
+      return;
+    }
     a.evaluator_label = ev.labels[0];
     for (Eigen::Index o = 0; o < ev.outputs.rows(); ++o) {
       ScenarioValue s;

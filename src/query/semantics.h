@@ -118,6 +118,9 @@ struct FloatDomain : ConcreteSide {
   static Bool above_double(Num v, double t) { return static_cast<double>(v) > t; }
 };
 
+// Largest class index a Direct rule may produce.
+constexpr long kMaxDirectLabel = 1L << 30;
+
 template <typename D>
 struct ModelValues {
   std::vector<typename D::Num> outputs;  // empty unless asked for
@@ -342,11 +345,15 @@ class ModelInterpreter {
     switch (rule.kind) {
       case DecisionRule::Kind::Threshold:
         return d_.ite(d_.above_double(v[static_cast<std::size_t>(rule.index)], rule.threshold), d_.integer(1), zero());
-      case DecisionRule::Kind::ArgMax: {
-        for (const Num& a : v) d_.require(d_.not_(d_.is_nan(a)));
-        return argmax(v);
+      case DecisionRule::Kind::ArgMax: return argmax(v);  // NaN never wins, as in Eigen's visitor
+      case DecisionRule::Kind::Direct: {
+        // A class index must be a number in int range; elsewhere the evaluator's lround is not
+        // defined, so such scenarios are outside the model's domain.
+        const Num label = d_.round_half_away(v[0]);
+        d_.require(d_.not_(d_.is_nan(v[0])));
+        d_.require(d_.and_(d_.le(d_.integer(-kMaxDirectLabel), label), d_.le(label, d_.integer(kMaxDirectLabel))));
+        return label;
       }
-      case DecisionRule::Kind::Direct: return d_.round_half_away(v[0]);
     }
     throw InternalError("query: unknown decision rule");
   }
@@ -392,9 +399,16 @@ typename D::Bool evaluate_bool(const Expr& e, D& d, const std::vector<typename D
                                                          : d.eq(num(0), num(1));
       return e.op == Expr::Op::Eq ? same : d.not_(same);
     }
-    case Expr::Op::In: {
+    case Expr::Op::In: {  // lo <= x && x <= hi, with the short-circuit definedness of &&
+      const auto mark_a = d.mark();
       const auto v = num(0);
-      return d.and_(d.le(num(1), v), d.le(v, num(2)));
+      const auto above = d.le(num(1), v);
+      const auto def_a = d.take_side(mark_a);
+      const auto mark_b = d.mark();
+      const auto hi = num(2);
+      const auto def_b = d.take_side(mark_b);
+      d.require(d.and_(def_a, d.or_(d.not_(above), def_b)));
+      return d.and_(above, d.le(v, hi));
     }
     default: break;
   }
@@ -423,9 +437,10 @@ typename D::Num evaluate_num(const Expr& e, D& d, const std::vector<typename D::
     case Expr::Op::Sub: return d.sub(num(0), num(1));
     case Expr::Op::Mul: return d.mul(num(0), num(1));
     case Expr::Op::Div: return d.div(num(0), num(1));
-    case Expr::Op::Abs: {
+    case Expr::Op::Abs: {  // as C's fabs: abs(-0) is +0
       const auto v = num(0);
-      return d.ite(d.lt(v, d.integer(0)), d.neg(v), v);
+      const auto zero = d.integer(0);
+      return d.ite(d.lt(v, zero), d.neg(v), d.ite(d.eq(v, zero), zero, v));
     }
     case Expr::Op::Min:
     case Expr::Op::Max: {

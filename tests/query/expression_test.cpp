@@ -129,6 +129,24 @@ TEST(Expression, DivisionByZeroMakesAConditionFalseWithCShortCircuit) {
   EXPECT_FALSE(holds("y != 0 && x / y > 1", v));
   EXPECT_TRUE(holds("!(y != 0 && x / y > 1)", v));
   EXPECT_TRUE(holds("x / 2 == 0.5", v));
+  EXPECT_TRUE(holds("!(x in [2, x / y])", v));  // `in` is && : the upper end is not needed
+  EXPECT_FALSE(holds("x in [0, x / y]", v));
+}
+
+TEST(Expression, AbsOfNegativeZeroIsPositiveAsInC) {
+  const Expr e = parse_expression("1 / abs(x) > 0", scope());
+  FloatDomain<double> d;
+  const ModelValues<FloatDomain<double>> m{{}, 0.0};
+  EXPECT_TRUE(evaluate_condition(e, d, {-0.0, 0.0, 0.0}, m));  // 1 / +0 = +inf
+}
+
+TEST(Expression, LimitsNestingAndNumberRange) {
+  const std::string deep = std::string(5000, '(') + "x > 0" + std::string(5000, ')');
+  EXPECT_NE(error_text(deep).find("nested more than 200 levels"), std::string::npos);
+  EXPECT_NE(error_text(std::string(100000, '-') + "x > 0").find("nested more than"), std::string::npos);
+  EXPECT_EQ(error_column("x < 1e200000"), 5);
+  EXPECT_NE(error_text("x < 1e200000").find("exponent out of range"), std::string::npos);
+  EXPECT_TRUE(holds(std::string(150, '(') + "x > 0" + std::string(150, ')'), {Rational(1), Rational(0), Rational(0)}));
 }
 
 }  // namespace

@@ -450,6 +450,54 @@ TEST(Query, BadQueriesNameThePlace) {
   EXPECT_NE(input_error(m, q).find("a bool has no min/max"), std::string::npos);
   q.inputs[0] = QueryInput::fixed("a", InputRole::Environment, InputType::Real, "one");
   EXPECT_NE(input_error(m, q).find("'one' is not a number"), std::string::npos);
+  q.inputs[0] = QueryInput::fixed("a", InputRole::Environment, InputType::Real, "1/3");
+  EXPECT_EQ(input_error(m, q), "");  // exact in real semantics
+  q.semantics = Semantics::Float64;
+  EXPECT_NE(input_error(m, q).find("1/3 is a fraction"), std::string::npos);
+  q.inputs[0] = QueryInput::fixed("a", InputRole::Environment, InputType::Real, "1e400");
+  EXPECT_NE(input_error(m, q).find("1e400 is beyond the range of float64"), std::string::npos);
+  q.semantics = Semantics::Real;
+  EXPECT_EQ(input_error(m, q), "");  // a rational like any other
+
+  ModelBuilder dup("dup", {"a", "a"});
+  const int z = dup.dense(dup.input(), Eigen::MatrixXd::Ones(1, 2), Eigen::VectorXd::Zero(1));
+  const Model twice = dup.finish(z, DecisionRule::threshold_on(z, 0.0));
+  q.inputs = {free_reals()[0]};
+  EXPECT_NE(input_error(twice, q).find("two inputs named 'a'"), std::string::npos);
+}
+
+TEST(Query, ArgMaxOverNanAndDirectLabelsFollowTheEvaluator) {
+  // y = [0, 1e308 a + 1e308 b]: at a = 10, b = -10 the second entry is inf - inf = NaN, which
+  // never wins an argmax (Eigen's visitor keeps the first maximum): label 0.
+  ModelBuilder b("nan", {"a", "b"});
+  Eigen::MatrixXd w(2, 2);
+  w << 0, 0, 1e308, 1e308;
+  const int y = b.dense(b.input(), w, Eigen::VectorXd::Zero(2));
+  const Model m = b.finish(y, DecisionRule::argmax_of(y));
+  Query q = make_query(QueryKind::Might, Semantics::Float64,
+                       {QueryInput::fixed("a", InputRole::State, InputType::Real, "10"),
+                        QueryInput::fixed("b", InputRole::State, InputType::Real, "-10")},
+                       "label == 0");
+  const QueryAnswer a = answer_query(m, q);
+  ASSERT_TRUE(a.answer);
+  EXPECT_EQ(a.evaluator_label, 0);
+
+  // A direct class value outside int range is outside the model's domain, never a label.
+  ModelBuilder d("direct", {"x"});
+  const int v = d.dense(d.input(), Eigen::MatrixXd::Ones(1, 1), Eigen::VectorXd::Zero(1));
+  const Model direct = d.finish(v, DecisionRule::direct(v));
+  for (const Semantics sem : {Semantics::Real, Semantics::Float64}) {
+    Query big = make_query(QueryKind::Might, sem,
+                           {QueryInput::range("x", InputRole::State, InputType::Real, std::nullopt, std::nullopt)},
+                           "label > 3000000000");
+    EXPECT_FALSE(answer_query(direct, big).answer);
+    big.behavior.text = "label == -2 && x > -1.6";  // round half away from zero: x in (-2.5, -1.5]
+    const QueryAnswer r = answer_query(direct, big);
+    ASSERT_TRUE(r.answer);
+    EXPECT_LE(r.scenario[0].number, -1.5);
+    EXPECT_GT(r.scenario[0].number, -1.6);
+    EXPECT_EQ(r.evaluator_label, -2);
+  }
 }
 
 // ---- semantics that differ ----------------------------------------------------------------------
