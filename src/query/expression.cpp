@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
+#include <initializer_list>
 #include <optional>
 
 #include "core/error.h"
@@ -131,31 +133,25 @@ class Parser {
     }
   }
 
-  Expr disjunction() {
-    Expr left = conjunction();
-    while (peek().text == "||" && peek().kind == Token::Kind::Punct) {
-      const int column = peek().column;
+  // One left-associative precedence level: operands come from `next`, operators from `ops`.
+  template <typename Next>
+  Expr left_assoc(Next next, std::initializer_list<std::pair<std::string_view, Expr::Op>> ops, ExprType type) {
+    Expr left = (this->*next)();
+    for (;;) {
+      const Token& t = peek();
+      const auto it = std::find_if(ops.begin(), ops.end(), [&](const auto& o) { return o.first == t.text; });
+      if (t.kind != Token::Kind::Punct || it == ops.end()) return left;
+      const int column = t.column;
+      const std::string text = "'" + t.text + "'";
       ++pos_;
-      Expr right = conjunction();
-      require(left, ExprType::Bool, "'||'");
-      require(right, ExprType::Bool, "'||'");
-      left = make(Expr::Op::Or, ExprType::Bool, column, {std::move(left), std::move(right)});
+      Expr right = (this->*next)();
+      require(left, type, text);
+      require(right, type, text);
+      left = make(it->second, type, column, {std::move(left), std::move(right)});
     }
-    return left;
   }
-
-  Expr conjunction() {
-    Expr left = comparison();
-    while (peek().text == "&&" && peek().kind == Token::Kind::Punct) {
-      const int column = peek().column;
-      ++pos_;
-      Expr right = comparison();
-      require(left, ExprType::Bool, "'&&'");
-      require(right, ExprType::Bool, "'&&'");
-      left = make(Expr::Op::And, ExprType::Bool, column, {std::move(left), std::move(right)});
-    }
-    return left;
-  }
+  Expr disjunction() { return left_assoc(&Parser::conjunction, {{"||", Expr::Op::Or}}, ExprType::Bool); }
+  Expr conjunction() { return left_assoc(&Parser::comparison, {{"&&", Expr::Op::And}}, ExprType::Bool); }
 
   static std::optional<Expr::Op> comparison_op(const Token& t) {
     if (t.kind != Token::Kind::Punct) return std::nullopt;
@@ -205,37 +201,8 @@ class Parser {
     return make(*op, ExprType::Bool, column, {std::move(left), std::move(right)});
   }
 
-  Expr sum() {
-    Expr left = product();
-    while (peek().kind == Token::Kind::Punct && (peek().text == "+" || peek().text == "-")) {
-      const Token& t = peek();
-      const auto op = t.text == "+" ? Expr::Op::Add : Expr::Op::Sub;
-      const int column = t.column;
-      const std::string text = t.text;
-      ++pos_;
-      Expr right = product();
-      require(left, ExprType::Number, "'" + text + "'");
-      require(right, ExprType::Number, "'" + text + "'");
-      left = make(op, ExprType::Number, column, {std::move(left), std::move(right)});
-    }
-    return left;
-  }
-
-  Expr product() {
-    Expr left = unary();
-    while (peek().kind == Token::Kind::Punct && (peek().text == "*" || peek().text == "/")) {
-      const Token& t = peek();
-      const auto op = t.text == "*" ? Expr::Op::Mul : Expr::Op::Div;
-      const int column = t.column;
-      const std::string text = t.text;
-      ++pos_;
-      Expr right = unary();
-      require(left, ExprType::Number, "'" + text + "'");
-      require(right, ExprType::Number, "'" + text + "'");
-      left = make(op, ExprType::Number, column, {std::move(left), std::move(right)});
-    }
-    return left;
-  }
+  Expr sum() { return left_assoc(&Parser::product, {{"+", Expr::Op::Add}, {"-", Expr::Op::Sub}}, ExprType::Number); }
+  Expr product() { return left_assoc(&Parser::unary, {{"*", Expr::Op::Mul}, {"/", Expr::Op::Div}}, ExprType::Number); }
 
   // Recursion guard: a query is written by a person; thousands of nested levels are an error,
   // not a reason to overflow the stack.

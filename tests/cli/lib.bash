@@ -20,6 +20,15 @@ d = json.load(open(sys.argv[1]))
 sys.exit(0 if eval("(" + sys.argv[2] + ")") else 1)' "$1" "$2" 2>/dev/null
 }
 
+# run_witness LIMIT OUT ARGS...: `witness ARGS...` (at most LIMIT s), stdout to OUT, stderr to
+# $T/err; sets rc.
+run_witness() {
+  local limit=$1 out=$2
+  shift 2
+  timeout "$limit" "$W" "$@" >"$out" 2>"$T/err"
+  rc=$?
+}
+
 check() {  # check NAME EXIT-CODE: passes when EXIT-CODE is 0
   if [[ $2 -eq 0 ]]; then passes=$((passes + 1)); else echo "FAIL $1"; fails=$((fails + 1)); fi
 }

@@ -14,12 +14,7 @@ C=$SRC/examples/soid/car
 QT=$SRC/benchmarks/soid/gui_car/qtables
 
 # run_query OUT ARGS...: `witness query ARGS...` (at most 120 s), stdout to OUT, stderr to $T/err; sets rc.
-run_query() {
-  local out=$1
-  shift
-  timeout 120 "$W" query "$@" >"$out" 2>"$T/err"
-  rc=$?
-}
+run_query() { run_witness 120 "$1" query "${@:2}"; }
 
 # expect_rc WANT NAME: the last run_query exited with WANT.
 expect_rc() {

@@ -17,12 +17,7 @@ PREDICT="$PY $SRC/examples/blackbox/predict.py"
 COMMON=(--schema "$ADULT" --protected sex --seeds "$DATA" --budget 200 --samples 200)
 
 # run_test OUT ARGS...: `witness test ARGS...` (at most 60 s), stdout to OUT, stderr to $T/err; sets rc.
-run_test() {
-  local out=$1
-  shift
-  timeout 60 "$W" test "$@" >"$out" 2>"$T/err"
-  rc=$?
-}
+run_test() { run_witness 60 "$1" test "${@:2}"; }
 
 # expect_rc_for JSON NAME: the last run exited with 10 when it found discriminatory tests, else 0.
 expect_rc_for() {

@@ -157,21 +157,43 @@ Case random_case(std::mt19937& rng, const Model& m, int n_labels) {
 }
 
 // Answer by enumeration with the library evaluator's labels; expressions evaluated exactly.
-bool enumerate(const Model& m, const Query& q, const std::vector<std::vector<double>>& domain) {
-  ExprScope scope;
-  for (const auto& name : m.input_names) {
-    const auto it = std::find_if(q.inputs.begin(), q.inputs.end(), [&](const QueryInput& i) { return i.name == name; });
-    scope.inputs.push_back({name, it->type == InputType::Bool ? ExprType::Bool : ExprType::Number});
+// A query's constraints, parsed on their own, for the enumerations below.
+struct Constraints {
+  std::optional<Expr> env, state, factual;
+  Expr behavior;
+
+  Constraints(const Model& m, const Query& q) {
+    ExprScope scope;
+    for (const auto& name : m.input_names) {
+      const auto it =
+          std::find_if(q.inputs.begin(), q.inputs.end(), [&](const QueryInput& i) { return i.name == name; });
+      scope.inputs.push_back({name, it->type == InputType::Bool ? ExprType::Bool : ExprType::Number});
+    }
+    scope.outputs = m.output_names;
+    auto parse = [&](const QueryText& t) -> std::optional<Expr> {
+      if (t.text.empty()) return std::nullopt;
+      return parse_expression(t.text, scope);
+    };
+    env = parse(q.environment);
+    state = parse(q.state);
+    factual = parse(q.factual);
+    behavior = *parse(q.behavior);
   }
-  scope.outputs = m.output_names;
-  auto parse = [&](const QueryText& t) -> std::optional<Expr> {
-    if (t.text.empty()) return std::nullopt;
-    return parse_expression(t.text, scope);
-  };
-  const auto env = parse(q.environment);
-  const auto state = parse(q.state);
-  const auto factual = parse(q.factual);
-  const Expr behavior = *parse(q.behavior);
+  // Whether x (with the decision `label`) is in the family; if so, `shows` tells the behavior.
+  bool in_family(const std::vector<Rational>& x, int label, bool& shows) const {
+    ExactDomain d;
+    const ModelValues<ExactDomain> mv{{}, Rational(label)};
+    if ((env && !evaluate_condition(*env, d, x, mv)) || (state && !evaluate_condition(*state, d, x, mv)) ||
+        (factual && evaluate_condition(*factual, d, x, mv))) {
+      return false;
+    }
+    shows = evaluate_condition(behavior, d, x, mv);
+    return true;
+  }
+};
+
+bool enumerate(const Model& m, const Query& q, const std::vector<std::vector<double>>& domain) {
+  const Constraints c(m, q);
   Eigen::MatrixXd x(m.input_width(), static_cast<Eigen::Index>(domain.size()));
   for (std::size_t j = 0; j < domain.size(); ++j) {
     for (std::size_t i = 0; i < domain[j].size(); ++i)
@@ -179,14 +201,10 @@ bool enumerate(const Model& m, const Query& q, const std::vector<std::vector<dou
   }
   const Evaluation ev = evaluate(m, x);
   for (std::size_t j = 0; j < domain.size(); ++j) {
-    ExactDomain d;
     std::vector<Rational> xs;
     for (const double v : domain[j]) xs.push_back(Rational::from_double(v));
-    const ModelValues<ExactDomain> mv{{}, Rational(ev.labels[j])};
-    if (env && !evaluate_condition(*env, d, xs, mv)) continue;
-    if (state && !evaluate_condition(*state, d, xs, mv)) continue;
-    if (factual && evaluate_condition(*factual, d, xs, mv)) continue;
-    const bool b = evaluate_condition(behavior, d, xs, mv);
+    bool b = false;
+    if (!c.in_family(xs, ev.labels[j], b)) continue;
     if (q.kind == QueryKind::Might && b) return true;
     if (q.kind == QueryKind::Would && !b) return false;
   }
@@ -339,17 +357,7 @@ TEST(Query, CarQueriesAgreeWithEnumerationOfAllStates) {
       ASSERT_EQ(policy.size(), 1024U);
       const Model m = load_model(fmt::format("{}/examples/soid/car/{}_{}.onnx", kSrc, profile, size));
       for (const Query& q : queries) {
-        ExprScope scope;
-        for (const auto& n : m.input_names) scope.inputs.push_back({n, ExprType::Bool});
-        scope.outputs = m.output_names;
-        auto parse = [&](const QueryText& t) -> std::optional<Expr> {
-          if (t.text.empty()) return std::nullopt;
-          return parse_expression(t.text, scope);
-        };
-        const auto env = parse(q.environment);
-        const auto state = parse(q.state);
-        const auto factual = parse(q.factual);
-        const Expr behavior = *parse(q.behavior);
+        const Constraints c(m, q);
         bool any = false;
         bool all = true;
         for (int s = 0; s < 1024; ++s) {
@@ -364,13 +372,8 @@ TEST(Query, CarQueriesAgreeWithEnumerationOfAllStates) {
             if (in->value) declared = declared && ((*in->value == "true") == (v == 1));
           }
           if (!declared) continue;
-          ExactDomain d;
-          const ModelValues<ExactDomain> mv{{}, Rational(policy[static_cast<std::size_t>(s)])};
-          if ((env && !evaluate_condition(*env, d, x, mv)) || (state && !evaluate_condition(*state, d, x, mv)) ||
-              (factual && evaluate_condition(*factual, d, x, mv))) {
-            continue;
-          }
-          const bool b = evaluate_condition(behavior, d, x, mv);
+          bool b = false;
+          if (!c.in_family(x, policy[static_cast<std::size_t>(s)], b)) continue;
           any = any || b;
           all = all && b;
         }
