@@ -303,17 +303,6 @@ Rational read_value(const z3::model& m, const z3::expr& x, bool& irrational) {
   return Rational::parse(text);
 }
 
-template <typename F>
-F read_float(const z3::model& m, const z3::expr& x) {
-  const z3::expr bits = m.eval(z3::expr(x.ctx(), Z3_mk_fpa_to_ieee_bv(x.ctx(), x)), true);
-  const std::uint64_t u = bits.get_numeral_uint64();
-  if constexpr (sizeof(F) == sizeof(float)) {
-    return std::bit_cast<float>(static_cast<std::uint32_t>(u));
-  } else {
-    return std::bit_cast<double>(u);
-  }
-}
-
 class QueryRun {
  public:
   QueryRun(const Model& model, const Query& q, const QueryOptions& options, const Prepared& p)
@@ -343,12 +332,40 @@ class QueryRun {
     if constexpr (std::is_same_v<S, Z3RealDomain>) {
       return Z3RealDomain(ctx);
     } else {
-      return Z3FloatDomain(ctx, q_.semantics == Semantics::Float32);
+      return Z3FloatDomain(ctx, q_.semantics == Semantics::Float32, options_.float_cases);
     }
   }
 
+  // The finite values an input may take in float semantics, when few: bools, `values`, and int
+  // ranges of at most max_cases integers. Empty otherwise.
+  static std::vector<double> finite_values(const PreparedInput& pi, bool single, std::size_t max_cases) {
+    auto read = [single](const std::string& t) {
+      return single ? static_cast<double>(std::strtof(t.c_str(), nullptr)) : std::strtod(t.c_str(), nullptr);
+    };
+    std::vector<double> out;
+    const InputType type = pi.decl->type;
+    if (!pi.values.empty()) {
+      for (const auto& v : pi.values) out.push_back(read(v));
+    } else if (type == InputType::Bool) {
+      out = {0.0, 1.0};
+    } else if (type == InputType::Int && pi.min && pi.max) {
+      const Rational lo = Rational::parse(*pi.min);
+      const Rational hi = Rational::parse(*pi.max);
+      if (hi - lo < Rational(static_cast<std::int64_t>(max_cases))) {
+        for (std::int64_t k = lo.to_int64(); k <= hi.to_int64(); ++k) out.push_back(static_cast<double>(k));
+      }
+    }
+    // Float rounding can make an int non-integral or out of range: leave those to the solver.
+    std::erase_if(out, [&](double v) {
+      return !std::isfinite(v) || (type != InputType::Real && std::nearbyint(v) != v) ||
+             (pi.min && v < Rational::parse(*pi.min).to_double_down()) ||
+             (pi.max && v > Rational::parse(*pi.max).to_double_up());
+    });
+    return out;
+  }
+
   template <typename S>
-  z3::expr symbol(S& d, const PreparedInput& pi, z3::context& ctx) const {
+  typename S::Num symbol(S& d, const PreparedInput& pi, z3::context& ctx) const {
     const QueryInput& in = *pi.decl;
     if (pi.value) return d.literal(*pi.value);
     if constexpr (std::is_same_v<S, Z3RealDomain>) {
@@ -357,7 +374,10 @@ class QueryRun {
       if (in.type == InputType::Bool) d.require(i >= 0 && i <= 1);
       return z3::to_real(i);
     } else {
-      z3::expr x = ctx.constant(in.name.c_str(), d.sort());
+      const std::vector<double> values = finite_values(pi, d.single(), d.max_cases());
+      if (!values.empty() && values.size() <= d.max_cases())
+        return d.choice(in.name, values);  // declared() still checks them
+      auto x = Z3FloatDomain::symbolic(ctx.constant(in.name.c_str(), d.sort()));
       d.require(!d.is_nan(x) && !d.is_infinite(x));
       if (in.type == InputType::Int) d.require(d.is_integral(x));
       if (in.type == InputType::Bool) d.require(d.eq(x, d.integer(0)) || d.eq(x, d.integer(1)));
@@ -369,7 +389,7 @@ class QueryRun {
   void solve(QueryAnswer& a) {
     z3::context ctx;
     S d = make_domain<S>(ctx);
-    std::vector<z3::expr> x;
+    std::vector<typename S::Num> x;
     for (const auto& pi : p_.inputs) {
       x.push_back(symbol(d, pi, ctx));
       d.require(declared(d, pi, x.back()));
@@ -411,7 +431,7 @@ class QueryRun {
       } else if constexpr (std::is_same_v<C, ExactDomain>) {
         xc.push_back(read_value(m, x[i], irrational));
       } else {
-        xc.push_back(read_float<typename C::Num>(m, x[i]));
+        xc.push_back(static_cast<typename C::Num>(d.value_in(m, x[i])));
       }
     }
     for (std::size_t i = 0; i < p_.inputs.size(); ++i) {

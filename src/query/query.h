@@ -12,6 +12,7 @@
 //   witness::QueryAnswer a = witness::answer_query(model, q);      // a.answer, a.scenario
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -78,6 +79,10 @@ struct QueryOptions {
   // Seconds per query, encoding and solving together; <= 0: none. The solver stops at the
   // deadline; building the encoding is not interrupted.
   double time_limit = 0.0;
+  // Float semantics: a value with at most this many possible values (from bool, int-range or
+  // `values` inputs) is kept as guarded constants and computed exactly in C++, so Z3 bit-blasts
+  // no arithmetic for it. 0 sends every float op to Z3 (the tests cross-check both ways).
+  std::size_t float_cases = 256;
 };
 
 struct ScenarioValue {

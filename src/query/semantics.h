@@ -349,7 +349,7 @@ class ModelInterpreter {
       case DecisionRule::Kind::Direct: {
         // A class index must be a number in int range; elsewhere the evaluator's lround is not
         // defined, so such scenarios are outside the model's domain.
-        const Num label = d_.round_half_away(v[0]);
+        Num label = d_.round_half_away(v[0]);
         d_.require(d_.not_(d_.is_nan(v[0])));
         d_.require(d_.and_(d_.le(d_.integer(-kMaxDirectLabel), label), d_.le(label, d_.integer(kMaxDirectLabel))));
         return label;

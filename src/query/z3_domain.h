@@ -9,12 +9,19 @@
 //   solver.add(z3::mk_and(d.side));           // assert the side conditions with the query
 #pragma once
 
+#include <fmt/format.h>
 #include <z3++.h>
 
+#include <bit>
+#include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "core/error.h"
 #include "solver/rational.h"
 
 namespace witness {
@@ -87,48 +94,229 @@ class Z3RealDomain : public Z3BoolOps {
   [[nodiscard]] Bool above_double(const Num& v, double t) const { return v > weight(t); }
 };
 
-// IEEE binary64 (float64) or binary32 (float32).
+// A float value: either a Z3 floating-point term, or (while it has few possible values, as when
+// it depends only on bool, int-range or `values` inputs) guarded constants: exclusive, exhaustive
+// Boolean guards, each with the exact value it takes. Arithmetic on guarded constants is done
+// here in C++ with the evaluator's own rounding, so Z3 sees only the Boolean structure; without
+// it, every float op on a free input costs Z3 a bit-blasted adder or multiplier.
+struct FloatValue {
+  std::vector<std::pair<z3::expr, double>> cases;  // empty when `term` is set
+  std::optional<z3::expr> term;
+};
+
+// IEEE binary64 (float64) or binary32 (float32), rounding to nearest even.
 class Z3FloatDomain : public Z3BoolOps {
  public:
-  Z3FloatDomain(z3::context& c, bool single) : Z3BoolOps(c), single_(single), rne_(c, Z3_mk_fpa_rne(c)) {}
+  using Num = FloatValue;
+  // max_cases bounds the guarded constants of one value; 0 sends every float op to Z3.
+  Z3FloatDomain(z3::context& c, bool single, std::size_t max_cases)
+      : Z3BoolOps(c), single_(single), max_cases_(max_cases), rne_(c, Z3_mk_fpa_rne(c)) {}
+  [[nodiscard]] std::size_t max_cases() const { return max_cases_; }
   [[nodiscard]] bool single() const { return single_; }
   [[nodiscard]] z3::sort sort() const { return single_ ? ctx.fpa_sort(8, 24) : ctx.fpa_sort(11, 53); }
 
+  [[nodiscard]] Num constant(double v) const {
+    if (max_cases_ == 0) return symbolic(numeral(round(v)));
+    return Num{{{ctx.bool_val(true), round(v)}}, std::nullopt};
+  }
+  [[nodiscard]] static Num symbolic(const z3::expr& t) { return Num{{}, t}; }
+  // One of `values`, chosen by fresh Boolean selectors named after `name`.
+  [[nodiscard]] Num choice(const std::string& name, const std::vector<double>& values) const {
+    Num out;
+    if (values.size() > max_cases_) throw InternalError("query: more choices than guarded cases");
+    z3::expr none_before = ctx.bool_val(true);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      z3::expr guard = none_before;
+      if (i + 1 < values.size()) {
+        const z3::expr pick = ctx.bool_const(fmt::format("{}#{}", name, i).c_str());
+        guard = and_(none_before, pick);
+        none_before = and_(none_before, !pick);
+      }
+      merge(out.cases, guard, round(values[i]));
+    }
+    return out;
+  }
+
   [[nodiscard]] Num literal(const std::string& text) const {
-    return single_ ? ctx.fpa_val(std::strtof(text.c_str(), nullptr)) : ctx.fpa_val(std::strtod(text.c_str(), nullptr));
+    return constant(single_ ? std::strtof(text.c_str(), nullptr) : std::strtod(text.c_str(), nullptr));
   }
-  [[nodiscard]] Num weight(double w) const { return single_ ? ctx.fpa_val(static_cast<float>(w)) : ctx.fpa_val(w); }
-  [[nodiscard]] Num integer(long k) const { return weight(static_cast<double>(k)); }
-  [[nodiscard]] Num add(const Num& a, const Num& b) const { return wrap(Z3_mk_fpa_add(ctx, rne_, a, b)); }
-  [[nodiscard]] Num sub(const Num& a, const Num& b) const { return wrap(Z3_mk_fpa_sub(ctx, rne_, a, b)); }
-  [[nodiscard]] Num mul(const Num& a, const Num& b) const { return wrap(Z3_mk_fpa_mul(ctx, rne_, a, b)); }
-  [[nodiscard]] Num div(const Num& a, const Num& b) const { return wrap(Z3_mk_fpa_div(ctx, rne_, a, b)); }
-  [[nodiscard]] Num neg(const Num& a) const { return wrap(Z3_mk_fpa_neg(ctx, a)); }
-  [[nodiscard]] Bool lt(const Num& a, const Num& b) const { return wrap(Z3_mk_fpa_lt(ctx, a, b)); }
-  [[nodiscard]] Bool le(const Num& a, const Num& b) const { return wrap(Z3_mk_fpa_leq(ctx, a, b)); }
-  [[nodiscard]] Bool eq(const Num& a, const Num& b) const { return wrap(Z3_mk_fpa_eq(ctx, a, b)); }
-  [[nodiscard]] Bool is_nan(const Num& a) const { return wrap(Z3_mk_fpa_is_nan(ctx, a)); }
-  [[nodiscard]] Bool is_infinite(const Num& a) const { return wrap(Z3_mk_fpa_is_infinite(ctx, a)); }
+  [[nodiscard]] Num weight(double w) const { return constant(w); }
+  [[nodiscard]] Num integer(long k) const { return constant(static_cast<double>(k)); }
+
+  [[nodiscard]] Num add(const Num& a, const Num& b) const {
+    return arith(
+        a, b, [](auto x, auto y) { return x + y; }, Z3_mk_fpa_add);
+  }
+  [[nodiscard]] Num sub(const Num& a, const Num& b) const {
+    return arith(
+        a, b, [](auto x, auto y) { return x - y; }, Z3_mk_fpa_sub);
+  }
+  [[nodiscard]] Num mul(const Num& a, const Num& b) const {
+    return arith(
+        a, b, [](auto x, auto y) { return x * y; }, Z3_mk_fpa_mul);
+  }
+  [[nodiscard]] Num div(const Num& a, const Num& b) const {
+    return arith(
+        a, b, [](auto x, auto y) { return x / y; }, Z3_mk_fpa_div);
+  }
+  [[nodiscard]] Num neg(const Num& a) const {
+    if (a.term) return symbolic(wrap(Z3_mk_fpa_neg(ctx, *a.term)));
+    return map(a, [](double v) { return -v; });
+  }
+  [[nodiscard]] Bool lt(const Num& a, const Num& b) const {
+    return compare(
+        a, b, [](double x, double y) { return x < y; }, Z3_mk_fpa_lt);
+  }
+  [[nodiscard]] Bool le(const Num& a, const Num& b) const {
+    return compare(
+        a, b, [](double x, double y) { return x <= y; }, Z3_mk_fpa_leq);
+  }
+  [[nodiscard]] Bool eq(const Num& a, const Num& b) const {
+    return compare(
+        a, b, [](double x, double y) { return x == y; }, Z3_mk_fpa_eq);
+  }
+  [[nodiscard]] Num ite(const Bool& c, const Num& a, const Num& b) const {
+    if (c.is_true()) return a;
+    if (c.is_false()) return b;
+    if (!a.term && !b.term && a.cases.size() + b.cases.size() <= max_cases_) {
+      Num out;
+      for (const auto& [g, v] : a.cases) merge(out.cases, and_(c, g), v);
+      for (const auto& [g, v] : b.cases) merge(out.cases, and_(!c, g), v);
+      return out;
+    }
+    return symbolic(z3::ite(c, term(a), term(b)));
+  }
+  [[nodiscard]] Bool is_nan(const Num& a) const {
+    return test(
+        a, [](double v) { return std::isnan(v); }, Z3_mk_fpa_is_nan);
+  }
+  [[nodiscard]] Bool is_infinite(const Num& a) const {
+    return test(
+        a, [](double v) { return std::isinf(v); }, Z3_mk_fpa_is_infinite);
+  }
   [[nodiscard]] Num round_half_away(const Num& a) const {
-    return wrap(Z3_mk_fpa_round_to_integral(ctx, Z3_mk_fpa_rna(ctx), a));
+    if (a.term) return symbolic(wrap(Z3_mk_fpa_round_to_integral(ctx, Z3_mk_fpa_rna(ctx), *a.term)));
+    return map(a, [](double v) { return std::round(v); });
   }
-  // Nearest even integer check for int inputs: x is integral iff rounding leaves it unchanged.
+  // x is integral iff rounding leaves it unchanged.
   [[nodiscard]] Bool is_integral(const Num& a) const {
-    return wrap(Z3_mk_fpa_eq(ctx, Z3_mk_fpa_round_to_integral(ctx, rne_, a), a));
+    if (a.term) return wrap(Z3_mk_fpa_eq(ctx, Z3_mk_fpa_round_to_integral(ctx, rne_, *a.term), *a.term));
+    return test(
+        a, [](double v) { return std::nearbyint(v) == v; }, Z3_mk_fpa_is_nan);
   }
   [[nodiscard]] Bool above_double(const Num& v, double t) const {
+    if (!v.term)
+      return test(
+          v, [t](double x) { return x > t; }, Z3_mk_fpa_is_nan);
     // The evaluator widens to double before comparing with the threshold (exact for floats).
-    const Num wide = single_ ? wrap(Z3_mk_fpa_to_fp_float(ctx, rne_, v, ctx.fpa_sort(11, 53))) : v;
+    const z3::expr wide = single_ ? wrap(Z3_mk_fpa_to_fp_float(ctx, rne_, *v.term, ctx.fpa_sort(11, 53))) : *v.term;
     return wrap(Z3_mk_fpa_gt(ctx, wide, ctx.fpa_val(t)));
   }
 
+  // The value of v in a model of the solver.
+  [[nodiscard]] double value_in(const z3::model& m, const Num& v) const {
+    if (!v.term) {
+      for (const auto& [g, x] : v.cases) {
+        if (m.eval(g, true).is_true()) return x;
+      }
+      throw InternalError("query: no case of a guarded float holds in the model");
+    }
+    const std::uint64_t bits = m.eval(wrap(Z3_mk_fpa_to_ieee_bv(ctx, *v.term)), true).get_numeral_uint64();
+    return single_ ? static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(bits)))
+                   : std::bit_cast<double>(bits);
+  }
+
+  [[nodiscard]] z3::expr term(const Num& v) const {
+    if (v.term) return *v.term;
+    z3::expr t = numeral(v.cases.back().second);
+    for (std::size_t i = v.cases.size() - 1; i-- > 0;) t = z3::ite(v.cases[i].first, numeral(v.cases[i].second), t);
+    return t;
+  }
+
  private:
+  using FpOp = Z3_ast (*)(Z3_context, Z3_ast, Z3_ast, Z3_ast);
+  using FpCmp = Z3_ast (*)(Z3_context, Z3_ast, Z3_ast);
+  using FpTest = Z3_ast (*)(Z3_context, Z3_ast);
+
+  [[nodiscard]] double round(double v) const { return single_ ? static_cast<double>(static_cast<float>(v)) : v; }
+
+  [[nodiscard]] z3::expr numeral(double v) const {
+    if (std::isnan(v)) return ctx.fpa_nan(sort());
+    if (std::isinf(v)) return ctx.fpa_inf(sort(), v < 0);
+    if (v == 0) return wrap(Z3_mk_fpa_zero(ctx, sort(), std::signbit(v)));
+    return single_ ? ctx.fpa_val(static_cast<float>(v)) : ctx.fpa_val(v);
+  }
+
+  // Adds a case, joining guards of bit-identical values (every NaN is one value here).
+  void merge(std::vector<std::pair<z3::expr, double>>& cases, const z3::expr& guard, double v) const {
+    if (guard.is_false()) return;
+    for (auto& [g, x] : cases) {
+      if ((std::isnan(x) && std::isnan(v)) || std::bit_cast<std::uint64_t>(x) == std::bit_cast<std::uint64_t>(v)) {
+        g = or_(g, guard);
+        return;
+      }
+    }
+    cases.emplace_back(guard, v);
+  }
+
+  template <typename F>
+  [[nodiscard]] Num map(const Num& a, F f) const {
+    Num out;
+    for (const auto& [g, v] : a.cases) merge(out.cases, g, round(f(v)));
+    return out;
+  }
+
+  // x op y rounded once to the format, as the evaluator computes it in T.
+  template <typename F>
+  [[nodiscard]] double apply(F f, double x, double y) const {
+    if (single_) return static_cast<double>(f(static_cast<float>(x), static_cast<float>(y)));
+    return f(x, y);
+  }
+
+  template <typename F>
+  [[nodiscard]] Num arith(const Num& a, const Num& b, F f, FpOp op) const {
+    if (!a.term && !b.term && a.cases.size() * b.cases.size() <= max_cases_) {
+      Num out;
+      for (const auto& [ga, x] : a.cases) {
+        for (const auto& [gb, y] : b.cases) merge(out.cases, and_(ga, gb), apply(f, x, y));
+      }
+      return out;
+    }
+    return symbolic(wrap(op(ctx, rne_, term(a), term(b))));
+  }
+
+  template <typename F>
+  [[nodiscard]] Bool compare(const Num& a, const Num& b, F f, FpCmp op) const {
+    if (!a.term && !b.term && a.cases.size() * b.cases.size() <= max_cases_) {
+      Bool out = ctx.bool_val(false);
+      for (const auto& [ga, x] : a.cases) {
+        for (const auto& [gb, y] : b.cases) {
+          if (f(x, y)) out = or_(out, and_(ga, gb));
+        }
+      }
+      return out;
+    }
+    return wrap(op(ctx, term(a), term(b)));
+  }
+
+  // A predicate of one value: on the cases in C++, else the Z3 test `op`.
+  template <typename F>
+  [[nodiscard]] Bool test(const Num& a, F f, FpTest op) const {
+    if (a.term) return wrap(op(ctx, *a.term));
+    Bool out = ctx.bool_val(false);
+    for (const auto& [g, v] : a.cases) {
+      if (f(v)) out = or_(out, g);
+    }
+    return out;
+  }
+
   [[nodiscard]] z3::expr wrap(Z3_ast a) const {
     z3::expr e(ctx, a);
     ctx.check_error();
     return e;
   }
   bool single_;
+  std::size_t max_cases_;
   z3::expr rne_;
 };
 

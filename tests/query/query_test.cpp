@@ -211,10 +211,8 @@ bool enumerate(const Model& m, const Query& q, const std::vector<std::vector<dou
   return q.kind == QueryKind::Would;
 }
 
-// Random tiny models and queries, every semantics, against enumeration. Floating-point queries
-// over dense layers with free inputs bit-blast multipliers and adders (seconds each), so the fast
-// test keeps to the models without dense layers in float semantics; the slow one does all.
-void check_tiny_domains(int rounds, bool float_dense, int min_scenarios) {
+// Random tiny models and queries, every semantics, against enumeration.
+void check_tiny_domains(int rounds, int min_scenarios, std::size_t float_cases) {
   std::mt19937 rng(20261123);
   int with_scenario = 0;
   for (int round = 0; round < rounds; ++round) {
@@ -225,9 +223,8 @@ void check_tiny_domains(int rounds, bool float_dense, int min_scenarios) {
     Case c = random_case(rng, m, n_labels);
     const bool expected = enumerate(m, c.query, c.domain);
     for (const Semantics sem : {Semantics::Real, Semantics::Float64, Semantics::Float32}) {
-      if (sem != Semantics::Real && !float_dense && kind <= 2) continue;
       c.query.semantics = sem;
-      const QueryAnswer a = answer_query(m, c.query);
+      const QueryAnswer a = answer_query(m, c.query, {.float_cases = float_cases});
       ASSERT_EQ(a.status, QueryAnswer::Status::Answered);
       EXPECT_EQ(a.answer, expected) << "round " << round << " model kind " << kind << " semantics " << to_string(sem)
                                     << " behavior " << c.query.behavior.text;
@@ -248,8 +245,10 @@ void check_tiny_domains(int rounds, bool float_dense, int min_scenarios) {
   EXPECT_GE(with_scenario, min_scenarios);
 }
 
-TEST(Query, AgreesWithEnumerationOnTinyDomains) { check_tiny_domains(60, false, 30); }
-TEST(Query, SlowAgreesWithEnumerationOnTinyDomainsInEverySemantics) { check_tiny_domains(60, true, 60); }
+// Float arithmetic on guarded constants (the default) and all in Z3 (float_cases = 0, slow).
+TEST(Query, AgreesWithEnumerationOnTinyDomains) { check_tiny_domains(60, 60, 256); }
+TEST(Query, SlowAgreesWithEnumerationOnTinyDomainsWithFewGuardedCases) { check_tiny_domains(30, 30, 4); }
+TEST(Query, SlowAgreesWithEnumerationOnTinyDomainsAllFloatOpsInZ3) { check_tiny_domains(60, 60, 0); }
 
 // ---- factual exclusion and vacuity ------------------------------------------------------------
 
