@@ -17,6 +17,7 @@
 #include "query/semantics.h"
 #include "query/z3_domain.h"
 #include "solver/rational.h"
+#include "solver/z3_value.h"
 
 namespace witness {
 
@@ -290,19 +291,6 @@ int label_of(F v) {
   return static_cast<int>(v);
 }
 
-// Reads a symbolic input's value from the model into the concrete domain.
-Rational read_value(const z3::model& m, const z3::expr& x, bool& irrational) {
-  z3::expr v = m.eval(x, true);
-  if (v.is_algebraic()) {
-    irrational = true;
-    v = z3::expr(v.ctx(), Z3_get_algebraic_number_lower(v.ctx(), v, 30));
-  }
-  if (!v.is_numeral()) v = v.simplify();
-  std::string text = Z3_get_numeral_string(v.ctx(), v);
-  v.ctx().check_error();
-  return Rational::parse(text);
-}
-
 class QueryRun {
  public:
   QueryRun(const Model& model, const Query& q, const QueryOptions& options, const Prepared& p)
@@ -429,7 +417,9 @@ class QueryRun {
       if (pi.value) {
         xc.push_back(C::literal(*pi.value));
       } else if constexpr (std::is_same_v<C, ExactDomain>) {
-        xc.push_back(read_value(m, x[i], irrational));
+        const auto value = z3_rational(m.eval(x[i], true), irrational);  // complete model: always a numeral
+        if (!value) throw InternalError(fmt::format("{}: z3 gave no value for input {}", q_.where, i));
+        xc.push_back(*value);
       } else {
         xc.push_back(static_cast<typename C::Num>(d.value_in(m, x[i])));
       }

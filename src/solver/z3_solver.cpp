@@ -15,6 +15,7 @@
 #include "core/alarm.h"
 #include "core/error.h"
 #include "solver/solver.h"
+#include "solver/z3_value.h"
 
 namespace witness {
 namespace {
@@ -287,21 +288,8 @@ class Z3Solver final : public Solver {
   // Exact value of v in model_. Linear arithmetic gives rational numerals; algebraic numbers
   // (only possible once non-linear terms exist) come back as a rational within 1e-30 below.
   Rational read_value(const Var& v) const {
-    z3::expr val = model_->eval(v.expr, false);
-    if (!val.is_numeral() && !val.is_algebraic() && val.is_app() && val.num_args() > 0) val = val.simplify();
-    if (val.is_algebraic()) {
-      val = z3::expr(ctx_, Z3_get_algebraic_number_lower(ctx_, val, 30));
-      ctx_.check_error();
-    }
-    if (val.is_numeral()) {
-      std::string text = Z3_get_numeral_string(ctx_, val);
-      ctx_.check_error();
-      try {
-        return Rational::parse(text);
-      } catch (const InputError&) {
-        throw InternalError("z3: model value '" + text + "' of " + v.name + " is not a rational");
-      }
-    }
+    bool rounded = false;
+    if (const auto r = z3_rational(model_->eval(v.expr, false), rounded)) return *r;
     // Not in the model: the variable is unconstrained there, so any value in its bounds will do.
     if (v.lo) return *v.lo;
     if (v.hi && v.hi->sign() < 0) return *v.hi;
