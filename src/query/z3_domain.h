@@ -303,6 +303,11 @@ class Z3FloatDomain : public Z3BoolOps {
   template <typename F>
   [[nodiscard]] Bool test(const Num& a, F f, FpTest op) const {
     if (a.term) return wrap(op(ctx, *a.term));
+    return on_cases(a, f);
+  }
+  // The predicate on guarded constants: the disjunction of the guards whose value satisfies it.
+  template <typename F>
+  [[nodiscard]] Bool on_cases(const Num& a, F f) const {
     Bool out = ctx.bool_val(false);
     for (const auto& [g, v] : a.cases) {
       if (f(v)) out = or_(out, g);
