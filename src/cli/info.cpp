@@ -39,6 +39,16 @@ std::string rule_text(const Model& m) {
   return text;
 }
 
+// "x0 [0, 60760], x1 [-3.14, 3.14], ..." for the bounds a file declares (.nnet).
+std::string bounds_text(const Model& m) {
+  std::string s;
+  for (std::size_t i = 0; i < m.input_bounds.size(); ++i) {
+    const std::string name = i < m.input_names.size() ? m.input_names[i] : fmt::format("x{}", i);
+    s += fmt::format("{}{} [{}, {}]", s.empty() ? "" : ", ", name, m.input_bounds[i].first, m.input_bounds[i].second);
+  }
+  return s;
+}
+
 std::string names_text(const std::vector<std::string>& names) {
   if (names.size() <= 8) {
     std::string s;
@@ -65,22 +75,22 @@ void run_info(const InfoArgs& args) {
       const Node& n = m.nodes[i];
       layers.push_back({{"id", i}, {"op", op_name(n.op)}, {"name", n.name}, {"width", n.width}, {"inputs", n.inputs}});
     }
-    print_json({{"model", m.name},
-                {"file", m.source},
-                {"format", m.format},
-                {"inputs", m.input_names},
-                {"outputs", m.output_names},
-                {"layers", layers},
-                {"op_counts", counts},
-                {"parameters", params},
-                {"relu_neurons", relus},
-                {"decision", rule_text(m)}});
+    nlohmann::json doc = {{"model", m.name},         {"file", m.source},          {"format", m.format},
+                          {"inputs", m.input_names}, {"outputs", m.output_names}, {"layers", layers},
+                          {"op_counts", counts},     {"parameters", params},      {"relu_neurons", relus},
+                          {"decision", rule_text(m)}};
+    if (!m.input_bounds.empty()) doc["input_bounds"] = m.input_bounds;  // [[min, max], ...]; not enforced
+    print_json(doc);
     return;
   }
   std::cout << fmt::format("model      {} ({}, {})\n", m.name, m.format, m.source);
   std::cout << fmt::format("inputs     {}: {}\n", m.input_width(), names_text(m.input_names));
   std::cout << fmt::format("outputs    {}: {}\n", m.output_width(), names_text(m.output_names));
   std::cout << fmt::format("decision   {}\n", rule_text(m));
+  if (!m.input_bounds.empty()) {
+    std::cout << fmt::format("bounds     {} (declared by the {} file; inputs outside are evaluated unclipped)\n",
+                             bounds_text(m), m.format);
+  }
   std::cout << fmt::format("parameters {}, ReLU neurons {}\n", params, relus);
   std::string ops;
   for (const auto& [op, c] : counts) ops += fmt::format("{}{} {}", ops.empty() ? "" : ", ", op, c);
@@ -100,7 +110,7 @@ void run_info(const InfoArgs& args) {
 void add_info_command(CLI::App& app) {
   auto args = std::make_shared<InfoArgs>();
   CLI::App* cmd = app.add_subcommand("info", "Describe a model: inputs, layers, op counts, decision rule");
-  cmd->add_option("model", args->model, "model file (.json mlp-json-v1, Keras .h5, .onnx)")->required();
+  cmd->add_option("model", args->model, "model file (.json mlp-json-v1, Keras .h5, .onnx, .nnet)")->required();
   cmd->add_option("--schema", args->schema, "input schema (TOML): show the inputs by name");
   cmd->add_flag("--json", args->json, "print one JSON document on stdout");
   cmd->callback([args] { run_info(*args); });

@@ -1,6 +1,8 @@
 #include "model/loaders.h"
 
 #include <algorithm>
+#include <cctype>
+#include <string_view>
 
 #include "core/error.h"
 
@@ -21,13 +23,31 @@ Model load_model(const std::string& path) {
   if (ext == "json") return load_mlp_json(path);
   if (ext == "h5" || ext == "hdf5" || ext == "keras") return load_keras_h5(path);
   if (ext == "onnx") return load_onnx(path);
-  // Unknown extension: sniff. HDF5 files start with \x89HDF, JSON with '{'.
-  const std::string head = read_file(path).substr(0, 8);
+  if (ext == "nnet") return load_nnet(path);
+  // Unknown extension: sniff. HDF5 files start with \x89HDF, JSON with '{', .nnet text with `//`
+  // header comments or a digit (ONNX protobufs start with a field tag, 0x08 in practice).
+  const std::string head = read_file(path).substr(0, 64);
   if (head.rfind("\x89HDF", 0) == 0) return load_keras_h5(path);
   const auto first = head.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && head[first] == '{') return load_mlp_json(path);
-  if (!head.empty()) return load_onnx(path);
-  throw InputError(path, "", "empty file; expected a model (.json mlp-json-v1, Keras .h5 or .onnx)");
+  if (first != std::string::npos &&
+      (head.compare(first, 2, "//") == 0 || std::isdigit(static_cast<unsigned char>(head[first])) != 0)) {
+    return load_nnet(path);
+  }
+  if (head.empty()) {
+    throw InputError(path, "", "empty file; expected a model (.json mlp-json-v1, Keras .h5, .onnx or .nnet)");
+  }
+  try {
+    return load_onnx(path);
+  } catch (const InputError& e) {
+    // Not even a protobuf: say what was tried rather than blaming ONNX alone.
+    if (std::string_view(e.what()).ends_with("not a valid ONNX protobuf")) {
+      throw InputError(path, "",
+                       "unrecognised model file: not HDF5, JSON, .nnet text or an ONNX protobuf (name it .h5, .json, "
+                       ".nnet or .onnx to pick a loader)");
+    }
+    throw;
+  }
 }
 
 }  // namespace witness

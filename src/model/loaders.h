@@ -1,5 +1,5 @@
-// Loading and saving models. load_model() picks the loader from the file's extension and, when the
-// extension says nothing, from its first bytes:
+// Loading and saving models. load_model() picks the loader from the file's extension (.json, .h5,
+// .onnx, .nnet) and, when the extension says nothing, from its first bytes:
 //
 //   witness::Model m = witness::load_model("benchmarks/fairify/models/adult/AC1.h5");
 //   witness::save_onnx(m, "AC1.onnx");          // the same network as a standard ONNX graph
@@ -21,11 +21,19 @@ Model load_model(const std::string& path);
 Model load_mlp_json(const std::string& path);  // mlp-json-v1 (Fairify networks as JSON)
 Model load_keras_h5(const std::string& path);  // Keras Sequential .h5 (Dense layers)
 Model load_onnx(const std::string& path);      // ONNX, with ai.onnx.ml trees and linear classifiers
+// .nnet text (Reluplex, Marabou, NeuroDiff, FairQuant): hidden layers Dense + ReLU, last Dense linear.
+// With `apply_normalisation`, the file's means and ranges are applied as the format defines them:
+// inputs (x - mean) / range, outputs y * range + mean, as exact Sub/Div and Mul/Add nodes. Without
+// it they are ignored (as FairQuant does). The input minimums/maximums go to Model::input_bounds;
+// inputs are never clipped to them.
+Model load_nnet(const std::string& path, bool apply_normalisation = true);
 
 // Parses mlp-json-v1 text; `path` is only used in messages.
 Model parse_mlp_json(const std::string& text, const std::string& path);
 // Parses ONNX bytes; `path` is only used in messages.
 Model parse_onnx(const std::string& bytes, const std::string& path);
+// Parses .nnet text; `path` is only used in messages and for the model's name.
+Model parse_nnet(const std::string& text, const std::string& path, bool apply_normalisation = true);
 
 // Writes a model as ONNX (opset 13, ai.onnx.ml 3); throws UnsupportedError for ops ONNX cannot
 // express directly.

@@ -155,8 +155,9 @@ void save_mlp_json(const Model& model, const std::string& path) {
       default: break;
     }
     if (act == nullptr || layers.empty() || layers.back()["activation"] != "linear") {
-      throw UnsupportedError(path, fmt::format("node {} ({})", i, op_name(n.op)),
-                             "mlp-json-v1 holds only Dense layers, each followed by at most one activation");
+      std::string what = "mlp-json-v1 holds only Dense layers, each followed by at most one activation";
+      if (model.format == "nnet") what += " (the .nnet file's means/ranges need Sub/Div/Mul/Add nodes: write .onnx)";
+      throw UnsupportedError(path, fmt::format("node {} ({})", i, op_name(n.op)), what);
     }
     layers.back()["activation"] = act;
   }

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace witness {
@@ -116,13 +117,16 @@ class Model {
  public:
   std::string name;
   std::string source;       // file it was loaded from
-  std::string format;       // "mlp-json-v1", "keras-h5", "onnx"
+  std::string format;       // "mlp-json-v1", "keras-h5", "onnx", "nnet"
   std::vector<Node> nodes;  // topological order; nodes[input] is OpKind::Input
   int input = 0;
   int output = 0;
   std::vector<std::string> input_names;   // one per input coordinate
   std::vector<std::string> output_names;  // one per output coordinate
   DecisionRule rule;
+  // [min, max] per input coordinate where the file declares them (.nnet), else empty. Only shown
+  // (`witness info`): witness evaluates inputs outside them as they are, never clipped.
+  std::vector<std::pair<double, double>> input_bounds;
 
   [[nodiscard]] int input_width() const { return nodes[input].width; }
   [[nodiscard]] int output_width() const { return nodes[output].width; }

@@ -25,7 +25,12 @@ d = json.loads(json.dumps(m)); d["layers"][0]["activation"] = "swish"
 json.dump(d, open(t + "/act.json", "w"))
 PY
 head -c 200 /dev/urandom >"$T/random.onnx"
-for f in trunc.h5 half.h5 random.h5 empty.h5 trunc.json nan.json shape.json inf.json format.json act.json random.onnx; do
+# .nnet: cut off after the layer sizes, a NaN weight, random bytes
+printf '// 2-3-1\n2,2,1,3,\n2,3,1,\n' >"$T/trunc.nnet"
+printf '2,2,1,3,\n2,3,1,\n0,\n0,0,\n1,1,\n0,0,0,\n1,1,1,\n1,nan,\n1,1,\n1,1,\n0,\n0,\n0,\n1,1,1,\n0,\n' >"$T/nan.nnet"
+head -c 300 /dev/urandom >"$T/random.nnet"
+for f in trunc.h5 half.h5 random.h5 empty.h5 trunc.json nan.json shape.json inf.json format.json act.json random.onnx \
+  trunc.nnet nan.nnet random.nnet; do
   expect_input_error "info $f" "$T/$f" "$W" info "$T/$f"
 done
 # HDF5 itself segfaults on this file; witness must still answer with one clean error.

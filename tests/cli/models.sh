@@ -38,4 +38,20 @@ for h5 in "$B"/models/*/*.h5; do
   cmp -s "$T/h5.labels" "$T/f32.labels"
   check "$name: float64 and float32 labels identical" $?
 done
+
+# .nnet: info shows the declared input bounds; convert applies the file's normalisation (Sub, Div
+# nodes: ONNX yes, mlp-json-v1 no) unless --nnet-raw.
+printf '// 2-3-1\n2,2,1,3,\n2,3,1,\n0,\n0,-1,\n10,1,\n1,0.5,0,\n2,4,1,\n1,2,\n-1,0.5,\n0.25,0.25,\n0,\n1,\n-1,\n1,-1,1,\n0.5,\n' \
+  >"$T/net.nnet"
+"$W" info "$T/net.nnet" >"$T/info_nnet" 2>&1
+check "info .nnet" $?
+grep -q '^bounds .*x0 \[0, 10\], x1 \[-1, 1\]' "$T/info_nnet"
+check "info .nnet prints the input bounds" $?
+"$W" convert "$T/net.nnet" -o "$T/net.onnx" && grep -q 'Div' <("$W" info "$T/net.onnx")
+check "convert .nnet to onnx keeps the normalisation" $?
+"$W" convert "$T/net.nnet" -o "$T/net.json" 2>"$T/err"
+[[ $? -eq 2 ]] && grep -q '^error: .*mlp-json-v1' "$T/err"
+check "convert normalised .nnet to mlp-json-v1: clear error" $?
+"$W" convert --nnet-raw "$T/net.nnet" -o "$T/raw.json" && ! grep -q 'Div' <("$W" info "$T/raw.json")
+check "convert --nnet-raw" $?
 finish
