@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace witness {
 namespace {
@@ -80,8 +81,9 @@ NetworkBounds BoundPropagator::bounds(const Eigen::VectorXd& lo, const Eigen::Ve
     nb.hi.push_back(h);
     if (k > 0) {
       back_substitute(nb, k, lo, hi, amax);
-    } else if (net_.layers.size() == 1) {
+    } else if (net_.layers.size() == 1) {  // z = w . x + b exactly
       nb.lower_coef = nb.upper_coef = layer.weights.row(0).transpose();
+      nb.lower_const = nb.upper_const = layer.bias(0);
     }
     alo = nb.lo[k].cwiseMax(0.0);
     ahi = nb.hi[k].cwiseMax(0.0);
@@ -96,8 +98,15 @@ NetworkBounds BoundPropagator::bounds(const Eigen::VectorXd& lo, const Eigen::Ve
 void BoundPropagator::back_substitute(NetworkBounds& nb, std::size_t k, const Eigen::VectorXd& in_lo,
                                       const Eigen::VectorXd& in_hi, const std::vector<Eigen::VectorXd>& amax) const {
   const auto& top = net_.layers[k];
-  Eigen::MatrixXd u = top.weights, l = top.weights;
-  Eigen::VectorXd cu = top.bias, cl = top.bias;
+  // Hidden neurons that the interval pass already shows stable are relaxed exactly whatever
+  // their bounds: only the unstable ones (and the output) are back-substituted.
+  std::vector<Eigen::Index> rows;
+  const bool output = k + 1 == net_.layers.size();
+  for (Eigen::Index i = 0; i < top.weights.rows(); ++i)
+    if (output || (nb.lo[k](i) < 0.0 && nb.hi[k](i) > 0.0)) rows.push_back(i);
+  if (rows.empty()) return;
+  Eigen::MatrixXd u = top.weights(rows, Eigen::all), l = u;
+  Eigen::VectorXd cu = top.bias(rows), cl = cu;
   Eigen::VectorXd eu = Eigen::VectorXd::Zero(u.rows()), el = Eigen::VectorXd::Zero(u.rows());
   for (std::size_t j = k; j-- > 0;) {
     const Eigen::Index n = nb.lo[j].size();
@@ -142,13 +151,18 @@ void BoundPropagator::back_substitute(NetworkBounds& nb, std::size_t k, const Ei
   Eigen::VectorXd lower = l.cwiseMax(0.0) * in_lo + l.cwiseMin(0.0) * in_hi + cl;
   const Eigen::VectorXd erru = ((gamma(n0 + 2) * (u.cwiseAbs() * in_max + cu.cwiseAbs()) + eu) * 1.01).array() + kTiny;
   const Eigen::VectorXd errl = ((gamma(n0 + 2) * (l.cwiseAbs() * in_max + cl.cwiseAbs()) + el) * 1.01).array() + kTiny;
-  for (Eigen::Index i = 0; i < upper.size(); ++i) {
-    nb.hi[k](i) = std::min(nb.hi[k](i), add_up(upper(i), erru(i)));
-    nb.lo[k](i) = std::max(nb.lo[k](i), add_down(lower(i), -errl(i)));
+  for (Eigen::Index r = 0; r < upper.size(); ++r) {
+    const Eigen::Index i = rows[static_cast<std::size_t>(r)];
+    nb.hi[k](i) = std::min(nb.hi[k](i), add_up(upper(r), erru(r)));
+    nb.lo[k](i) = std::max(nb.lo[k](i), add_down(lower(r), -errl(r)));
   }
-  if (k + 1 == net_.layers.size()) {
+  if (output) {
     nb.upper_coef = u.row(0).transpose();
     nb.lower_coef = l.row(0).transpose();
+    nb.upper_const = cu(0);
+    nb.lower_const = cl(0);
+    nb.upper_err = eu(0) * 1.01 + kTiny;
+    nb.lower_err = el(0) * 1.01 + kTiny;
   }
 }
 

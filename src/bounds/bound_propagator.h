@@ -26,9 +26,11 @@ struct Interval {
 
 struct NetworkBounds {
   std::vector<Eigen::VectorXd> lo, hi;  // per layer k: bounds of the pre-activations h_k
-  // The output's linear bounds at the inputs: lower_coef . x + ... <= z <= upper_coef . x + ...,
-  // used to rank input features for splitting (|coefficient| times width).
+  // The output's linear bounds at the inputs: for every x in the box (exact arithmetic),
+  //   lower_coef . x + lower_const - lower_err <= z(x) <= upper_coef . x + upper_const + upper_err.
+  // Used to rank input features for splitting and to count the points the bounds decide.
   Eigen::VectorXd lower_coef, upper_coef;
+  double lower_const = 0.0, upper_const = 0.0, lower_err = 0.0, upper_err = 0.0;
   [[nodiscard]] Interval output() const { return {lo.back()(0), hi.back()(0)}; }
 };
 

@@ -33,6 +33,12 @@ double ReluNetwork::logit(const Eigen::VectorXd& x, Eigen::VectorXd& gradient) c
 
 namespace {
 
+constexpr double kUnit = 0x1p-53;
+constexpr double kTiny = 0x1p-1000;
+
+// Higham's gamma_n, padded: a bound on the relative error of an n-term dot product in any order.
+double gamma(Eigen::Index n) { return (static_cast<double>(n) + 5.0) * kUnit * 1.01; }
+
 int skip_identity(const Model& m, int id) {
   while (m.nodes[static_cast<std::size_t>(id)].op == OpKind::Identity)
     id = m.nodes[static_cast<std::size_t>(id)].inputs[0];
@@ -75,6 +81,82 @@ std::optional<ReluNetwork> relu_network_of(const Model& m, std::string* why) {
   }
   net.layers.assign(reversed.rbegin(), reversed.rend());
   return net;
+}
+
+BoundedForward::BoundedForward(const ReluNetwork& net) : net_(net) {
+  for (const auto& layer : net.layers) {
+    abs_weights_.emplace_back(layer.weights.cwiseAbs());
+    frobenius_.push_back(std::sqrt(layer.weights.squaredNorm() * (1.0 + gamma(layer.weights.size()))) *
+                         (1.0 + 4 * kUnit));
+  }
+}
+
+// sigma_max(W)^8 = lambda_max(A)^4 <= sum of lambda_i(A)^4 = ||A^2||_F^2 with A = W W^T (or W^T W,
+// the smaller): two matrix products per layer. The rounding of A and A^2 is bounded by
+// |A~ - A| <= g |W||W|^T, |B~ - A~^2| <= g |A~||A~|, and the Frobenius norms of products of
+// those (||XY||_F <= ||X||_F ||Y||_F), all second order.
+const std::vector<double>& BoundedForward::spectral_bounds() const {
+  std::call_once(once_, [this] {
+    for (std::size_t k = 0; k < net_.layers.size(); ++k) {
+      const Eigen::MatrixXd& w = net_.layers[k].weights;
+      if (w.rows() == 1 || w.cols() == 1) {  // a vector: its 2-norm
+        spectral_.push_back(frobenius_[k]);
+        continue;
+      }
+      const bool wide = w.cols() > w.rows();
+      const Eigen::MatrixXd a = wide ? Eigen::MatrixXd(w * w.transpose()) : Eigen::MatrixXd(w.transpose() * w);
+      const Eigen::MatrixXd b = a * a;
+      const Eigen::Index n = wide ? w.cols() : w.rows();  // summation length of A
+      const double fw = frobenius_[k], fa = a.norm() * (1.0 + gamma(a.size())), fb = b.norm() * (1.0 + gamma(b.size()));
+      const double ea = gamma(n) * fw * fw;                 // ||A~ - A||_F
+      const double eb = gamma(a.rows()) * fa * fa;          // ||B~ - A~^2||_F
+      const double a2 = fb + eb + 2.0 * ea * fa + ea * ea;  // >= ||A^2||_F
+      spectral_.push_back(std::pow(a2 * (1.0 + 1e-12), 0.25) * (1.0 + 1e-12));
+    }
+  });
+  return spectral_;
+}
+
+Eigen::RowVectorXd BoundedForward::logits(const Eigen::MatrixXd& x, const Eigen::VectorXd& input_error,
+                                          Eigen::RowVectorXd& error) const {
+  // Componentwise: a dot product of n terms plus a bias, in any order, is within
+  // gamma_{n+1} (|W| |a| + |b|) of exact; errors already in a are carried by |W| and pass unchanged
+  // through ReLU (1-Lipschitz), and vanish behind a ReLU that is certainly inactive. In the 2-norm:
+  // e_k <= sigma(W_k) e_k-1 + ||rounding_k||_2, the rounding bounded by Cauchy-Schwarz row by row.
+  const auto cols = x.cols();
+  Eigen::MatrixXd a = x;
+  Eigen::MatrixXd err = input_error.replicate(1, cols);
+  Eigen::ArrayXd err2 = Eigen::ArrayXd::Constant(cols, input_error.norm() * (1.0 + 4 * kUnit));
+  bool need2 = false;
+  std::vector<Eigen::ArrayXd> rounding2;  // per layer: ||rounding||_2 per column
+  for (std::size_t k = 0; k < net_.layers.size(); ++k) {
+    const auto& layer = net_.layers[k];
+    const double g = gamma(layer.weights.cols() + 1);
+    Eigen::MatrixXd h = layer.weights * a;
+    h.colwise() += layer.bias;
+    Eigen::MatrixXd e = abs_weights_[k] * (g * a.cwiseAbs() + err);
+    e.colwise() += g * layer.bias.cwiseAbs();
+    e = (e * 1.001).array() + kTiny;  // the bound's own rounding, and underflow
+    Eigen::ArrayXd r2 = (g * (frobenius_[k] * a.colwise().norm().array() + layer.bias.norm())) * 1.001 + kTiny;
+    rounding2.push_back(std::move(r2));
+    if (k + 1 < net_.layers.size()) {
+      for (Eigen::Index j = 0; j < h.cols(); ++j)
+        for (Eigen::Index i = 0; i < h.rows(); ++i)
+          if (h(i, j) < -e(i, j)) e(i, j) = 0.0;  // relu(h~) = relu(h) = 0
+      a = h.cwiseMax(0.0);
+    } else {
+      a = h;
+    }
+    err = std::move(e);
+  }
+  error = err.row(0);
+  for (Eigen::Index j = 0; j < cols; ++j) need2 = need2 || error(j) >= std::abs(a(0, j));
+  if (need2 && net_.layers.size() > 2) {
+    const std::vector<double>& sigma = spectral_bounds();
+    for (std::size_t k = 0; k < net_.layers.size(); ++k) err2 = (sigma[k] * err2 + rounding2[k]) * (1.0 + 8 * kUnit);
+    error = error.array().min(err2.transpose());
+  }
+  return a.row(0);
 }
 
 }  // namespace witness

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,31 @@ struct ReluNetwork {
   // z and its gradient with respect to x (back-propagation through the ReLU pattern at x; a ReLU
   // exactly at 0 counts as inactive).
   double logit(const Eigen::VectorXd& x, Eigen::VectorXd& gradient) const;
+};
+
+// Logits in double with a sound bound on each one's distance from the exact real value, so that
+// labels can be decided exactly without exact arithmetic except next to the threshold. Two bounds,
+// the smaller wins: componentwise (|W| times the errors; tight for shallow networks) and in the
+// 2-norm with an upper bound on each layer's spectral norm (deep, wide networks, where the
+// componentwise bound grows like the product of |W|'s row sums), computed once when first needed.
+//
+//   witness::BoundedForward f(net);
+//   Eigen::RowVectorXd err;
+//   Eigen::RowVectorXd z = f.logits(x, input_error, err);   // |z - exact| <= err, per column
+class BoundedForward {
+ public:
+  explicit BoundedForward(const ReluNetwork& net);
+  // input_error: per model input, how far x may be from the exact inputs.
+  [[nodiscard]] Eigen::RowVectorXd logits(const Eigen::MatrixXd& x, const Eigen::VectorXd& input_error,
+                                          Eigen::RowVectorXd& error) const;
+
+ private:
+  [[nodiscard]] const std::vector<double>& spectral_bounds() const;
+  const ReluNetwork& net_;
+  std::vector<Eigen::MatrixXd> abs_weights_;
+  std::vector<double> frobenius_;  // ||W_k||_F, rounded up
+  mutable std::once_flag once_;
+  mutable std::vector<double> spectral_;  // >= the largest singular value of W_k
 };
 
 // The network when m is Dense layers with ReLU between them (Identity nodes allowed) under a

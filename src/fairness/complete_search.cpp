@@ -7,15 +7,20 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cstdlib>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <thread>
 
 #include "bounds/bound_propagator.h"
+#include "bounds/linear_count.h"
 #include "bounds/relu_network.h"
 #include "core/error.h"
 #include "fairness/concolic_search.h"
 #include "fairness/falsify.h"
 #include "fairness/smt_search.h"
+#include "model/evaluator.h"
 #include "solver/rational.h"
 
 namespace witness {
@@ -29,145 +34,55 @@ SplitRule parse_split_rule(const std::string& name) {
 namespace {
 
 constexpr double kUnit = 0x1p-53;
+constexpr double kTiny = 0x1p-1000;
+constexpr int kCountBins = 256;       // bins of a first count
+constexpr int kFineBins = 16384;      // where the bounds are near-linear and binning limits the count
+constexpr double kMinCounted = 0.02;  // no count where a normal approximation says it decides less
+constexpr long double kMaxEnumerated = 1 << 24;
+
+double gamma_n(Eigen::Index n) { return (static_cast<double>(n) + 4.0) * kUnit * 1.01; }
 
 struct Region {
-  Eigen::VectorXd lo, hi;  // raw bounds per schema feature (protected entries unused)
-  std::vector<int> open;   // ordered pairs i * C + j (z_i > t >= z_j) not yet excluded
+  Eigen::VectorXd lo, hi;              // raw bounds per schema feature (protected entries unused)
+  std::vector<int> open;               // ordered pairs i * C + j (z_i > t >= z_j) not yet excluded
+  std::vector<Eigen::VectorXd> known;  // raw rows inside that are replayed witnesses
+  int depth = 0;
+  int split = -1;                          // the feature to split next
+  long double measure = 0.0L;              // integer points times the real features' length shares
+  long double fair = 0.0L, unfair = 0.0L;  // lower bounds from counting (same unit)
+  double key = 0.0;                        // larger keys are refined first
 };
 
-// What processing one region found, applied to the shared state under the lock.
-struct Outcome {
-  std::vector<Region> children;
-  long double certified = 0.0L, falsified = 0.0L, undecided = 0.0L;
+// What evaluating one region found, applied to the shared state under the lock.
+struct Evaluation {
+  bool closed = false;
+  long double certified = 0.0L, falsified = 0.0L;  // closed regions: measures
   std::vector<WitnessPair> witnesses;
-  std::int64_t rejected = 0, checked = 0;
-  std::int64_t witness_points = 0;  // non-protected points of new witnesses (each 1 / domain points)
-  bool leaf = false;
+  std::int64_t rejected = 0, checked = 0, enumerated = 0, counted = 0, exact_only = 0;
+  bool report = false;  // a closed region with falsified points, for the report
+  bool all_falsified = false;
 };
 
-class Verifier {
+// Bounds the error of a normalised model input as computed in double against its exact value,
+// for raw values in [rlo, rhi].
+double norm_error(const Feature& feat, double rlo, double rhi) {
+  if (feat.one_hot || feat.norm.form == Normalisation::Form::None) return 0.0;
+  const double a = feat.norm.to_model(rlo), b = feat.norm.to_model(rhi);
+  const double scale = std::abs(feat.norm.a) + std::abs(feat.norm.b) +
+                       (feat.norm.form == Normalisation::Form::MeanStd && feat.norm.b != 0.0
+                            ? (std::abs(rlo) + std::abs(rhi) + std::abs(feat.norm.a)) / std::abs(feat.norm.b)
+                            : std::abs(rlo) + std::abs(rhi));
+  return 16.0 * kUnit * (std::abs(a) + std::abs(b) + scale) + 0x1p-1000;
+}
+
+// The network in exact rational arithmetic, with model inputs computed exactly from raw values:
+// the arbiter for points whose double logit lies within its rounding bound of the threshold.
+class ExactNetwork {
  public:
-  Verifier(const Model& model, const Schema& schema, const CompleteSearchOptions& o, Env& env, ReluNetwork net)
-      : model_(model),
-        schema_(schema),
-        o_(o),
-        env_(env),
-        net_(std::move(net)),
-        bp_(net_),
-        combos_(protected_combinations(schema, o.protected_features)),
-        is_protected_(static_cast<std::size_t>(schema.size()), false) {
-    for (int f : o.protected_features) is_protected_[static_cast<std::size_t>(f)] = true;
-    for (int f = 0; f < schema.size(); ++f) {
-      const Feature& feat = schema.feature(f);
-      if (!is_protected_[static_cast<std::size_t>(f)] && feat.integral())
-        domain_points_ *= static_cast<long double>(feat.max - feat.min + 1.0);
-    }
-    for (int f : o.protected_features)
-      for (int k = 0; k < schema.feature(f).model_width; ++k)
-        protected_inputs_.push_back(schema.feature(f).model_offset + k);
-    for (std::size_t c = 0; c < combos_.size(); ++c) {
-      Eigen::VectorXd lo, hi;
-      Region whole{Eigen::VectorXd::Zero(schema.size()), Eigen::VectorXd::Zero(schema.size()), {}};
-      model_box(whole, combos_[c], lo, hi);
-      combo_lo_.push_back(lo);
-      combo_hi_.push_back(hi);
-    }
-  }
+  ExactNetwork(const ReluNetwork& net, const Schema& schema) : net_(net), schema_(schema) {}
 
-  FairnessResult run() {
-    Region root{Eigen::VectorXd(schema_.size()), Eigen::VectorXd(schema_.size()), {}};
-    for (int f = 0; f < schema_.size(); ++f) {
-      root.lo(f) = schema_.feature(f).min;
-      root.hi(f) = schema_.feature(f).max;
-    }
-    const int nc = static_cast<int>(combos_.size());
-    for (int i = 0; i < nc; ++i)
-      for (int j = 0; j < nc; ++j)
-        if (i != j) root.open.push_back(i * nc + j);
-    stack_.push_back(std::move(root));
-    unsigned threads = env_.threads();
-    if (threads == 0) threads = std::max(1U, std::thread::hardware_concurrency());
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t) pool.emplace_back([this, t] { work(t); });
-    work(0);
-    for (auto& t : pool) t.join();
-    if (error_) std::rethrow_exception(error_);
-    return result();
-  }
-
- private:
-  // Model-input bounds of the raw box r with the protected features set to `combo`. Inputs that a
-  // normalisation computes are widened to contain their exact rational value.
-  void model_box(const Region& r, const Eigen::VectorXd& combo, Eigen::VectorXd& lo, Eigen::VectorXd& hi) const {
-    lo = Eigen::VectorXd::Zero(schema_.model_width());
-    hi = lo;
-    std::size_t p = 0;
-    for (int f = 0; f < schema_.size(); ++f) {
-      const Feature& feat = schema_.feature(f);
-      double rlo = r.lo(f), rhi = r.hi(f);
-      if (is_protected_[static_cast<std::size_t>(f)]) {
-        const auto k = static_cast<Eigen::Index>(
-            std::find(o_.protected_features.begin(), o_.protected_features.end(), f) - o_.protected_features.begin());
-        rlo = rhi = combo(k);
-        ++p;
-      }
-      if (feat.one_hot) {
-        for (int k = 0; k < feat.model_width; ++k) {
-          const bool inside = k >= rlo && k <= rhi;
-          lo(feat.model_offset + k) = inside && rlo == rhi ? 1.0 : 0.0;
-          hi(feat.model_offset + k) = inside ? 1.0 : 0.0;
-        }
-        continue;
-      }
-      double a = feat.norm.to_model(rlo), b = feat.norm.to_model(rhi);
-      if (a > b) std::swap(a, b);
-      if (feat.norm.form != Normalisation::Form::None) {
-        const double scale = std::abs(feat.norm.a) + std::abs(feat.norm.b) +
-                             (feat.norm.form == Normalisation::Form::MeanStd && feat.norm.b != 0.0
-                                  ? (std::abs(rlo) + std::abs(rhi) + std::abs(feat.norm.a)) / std::abs(feat.norm.b)
-                                  : std::abs(rlo) + std::abs(rhi));
-        const double err = 16.0 * kUnit * (std::abs(a) + std::abs(b) + scale) + 0x1p-1000;
-        a = std::nextafter(a - err, -INFINITY);
-        b = std::nextafter(b + err, INFINITY);
-      }
-      lo(feat.model_offset) = a;
-      hi(feat.model_offset) = b;
-    }
-  }
-
-  [[nodiscard]] long double volume(const Region& r) const {
-    long double v = 1.0L;
-    for (int f = 0; f < schema_.size(); ++f) {
-      if (is_protected_[static_cast<std::size_t>(f)]) continue;
-      const Feature& feat = schema_.feature(f);
-      if (feat.integral()) {
-        v *= static_cast<long double>(r.hi(f) - r.lo(f) + 1.0) / static_cast<long double>(feat.max - feat.min + 1.0);
-      } else if (feat.max > feat.min) {
-        v *= static_cast<long double>(r.hi(f) - r.lo(f)) / static_cast<long double>(feat.max - feat.min);
-      }
-    }
-    return v;
-  }
-
-  [[nodiscard]] Eigen::VectorXd raw_with(const Eigen::VectorXd& raw, int combo) const {
-    return with_protected(raw, o_.protected_features, combos_[static_cast<std::size_t>(combo)]).col(0);
-  }
-
-  // A replayed witness if raw (non-protected part) with combos i and j is one in double.
-  void try_candidate(const Eigen::VectorXd& raw, int i, int j, Outcome& out) const {
-    const Eigen::VectorXd xi = schema_.to_model(raw_with(raw, i)), xj = schema_.to_model(raw_with(raw, j));
-    const double t = net_.threshold;
-    if (!(net_.logit(xi) > t && net_.logit(xj) <= t)) return;
-    if (auto w = replay_witness(model_, schema_, o_.protected_features, xi, xj)) {
-      out.witnesses.push_back(*w);
-    } else {
-      ++out.rejected;
-    }
-  }
-
-  // Exact rational logit at a raw point (model inputs computed exactly from the raw values).
-  [[nodiscard]] Rational exact_logit(const Eigen::VectorXd& raw) const {
-    std::call_once(exact_once_, [this] {
+  [[nodiscard]] Rational logit(const Eigen::VectorXd& raw) const {
+    std::call_once(once_, [this] {
       for (const auto& layer : net_.layers) {
         std::vector<std::vector<Rational>> w(static_cast<std::size_t>(layer.weights.rows()));
         std::vector<Rational> b;
@@ -176,8 +91,8 @@ class Verifier {
             w[static_cast<std::size_t>(r)].push_back(Rational::from_double(layer.weights(r, c)));
           b.push_back(Rational::from_double(layer.bias(r)));
         }
-        exact_w_.push_back(std::move(w));
-        exact_b_.push_back(std::move(b));
+        w_.push_back(std::move(w));
+        b_.push_back(std::move(b));
       }
     });
     std::vector<Rational> a(static_cast<std::size_t>(schema_.model_width()));
@@ -197,12 +112,12 @@ class Verifier {
       }
       a[static_cast<std::size_t>(feat.model_offset)] = x;
     }
-    for (std::size_t k = 0; k < exact_w_.size(); ++k) {
-      std::vector<Rational> h = exact_b_[k];
+    for (std::size_t k = 0; k < w_.size(); ++k) {
+      std::vector<Rational> h = b_[k];
       for (std::size_t r = 0; r < h.size(); ++r)
         for (std::size_t c = 0; c < a.size(); ++c)
-          if (exact_w_[k][r][c].sign() != 0 && a[c].sign() != 0) h[r] += exact_w_[k][r][c] * a[c];
-      if (k + 1 < exact_w_.size())
+          if (w_[k][r][c].sign() != 0 && a[c].sign() != 0) h[r] += w_[k][r][c] * a[c];
+      if (k + 1 < w_.size())
         for (auto& v : h)
           if (v.sign() < 0) v = Rational(0);
       a = std::move(h);
@@ -210,10 +125,191 @@ class Verifier {
     return a[0];
   }
 
+  // The exact label at raw, given the double logit z and a bound on its rounding error.
+  [[nodiscard]] int label(const Eigen::VectorXd& raw, double z, double error) const {
+    if (z - error > net_.threshold) return 1;
+    if (z + error <= net_.threshold) return 0;
+    return logit(raw) > Rational::from_double(net_.threshold) ? 1 : 0;
+  }
+
+ private:
+  const ReluNetwork& net_;
+  const Schema& schema_;
+  mutable std::once_flag once_;
+  mutable std::vector<std::vector<std::vector<Rational>>> w_;
+  mutable std::vector<std::vector<Rational>> b_;
+};
+
+class Verifier {
+ public:
+  Verifier(const Model& model, const Schema& schema, const CompleteSearchOptions& o, Env& env, ReluNetwork net)
+      : model_(model),
+        schema_(schema),
+        o_(o),
+        env_(env),
+        net_(std::move(net)),
+        bp_(net_),
+        forward_(net_),
+        exact_(net_, schema),
+        combos_(protected_combinations(schema, o.protected_features)),
+        is_protected_(static_cast<std::size_t>(schema.size()), false) {
+    for (int f : o.protected_features) is_protected_[static_cast<std::size_t>(f)] = true;
+    for (int f = 0; f < schema.size(); ++f) {
+      const Feature& feat = schema.feature(f);
+      if (!is_protected_[static_cast<std::size_t>(f)] && feat.integral())
+        domain_points_ *= static_cast<long double>(feat.max - feat.min + 1.0);
+      if (!is_protected_[static_cast<std::size_t>(f)] && !feat.integral() && feat.max > feat.min) real_domain_ = true;
+    }
+    for (int f : o.protected_features)
+      for (int k = 0; k < schema.feature(f).model_width; ++k)
+        protected_inputs_.push_back(schema.feature(f).model_offset + k);
+    for (std::size_t c = 0; c < combos_.size(); ++c) {
+      Eigen::VectorXd lo, hi;
+      Region whole{Eigen::VectorXd::Zero(schema.size()), Eigen::VectorXd::Zero(schema.size()), {}, {}, 0, -1};
+      model_box(whole, combos_[c], lo, hi);
+      combo_lo_.push_back(lo);
+      combo_hi_.push_back(hi);
+    }
+    // Multiply-adds of one forward pass, and roughly of one bound computation (interval pass,
+    // back-substitution of every layer through the layers below it).
+    std::vector<double> width{static_cast<double>(net_.input_width)};
+    for (const auto& layer : net_.layers) {
+      abs_weights_.emplace_back(layer.weights.cwiseAbs());
+      point_cost_ += static_cast<double>(layer.weights.size());
+      width.push_back(static_cast<double>(layer.weights.rows()));
+    }
+    bound_cost_ = 4.0 * point_cost_;
+    for (std::size_t k = 1; k < net_.layers.size(); ++k)
+      for (std::size_t j = 0; j < k; ++j) bound_cost_ += width[k + 1] * width[j + 1] * width[j];
+    unsigned threads = env_.threads();
+    if (threads == 0) threads = std::max(1U, std::thread::hardware_concurrency());
+    threads_ = threads;
+    for (unsigned t = 0; t < threads; ++t) queues_.push_back(std::make_unique<Queue>());
+  }
+
+  FairnessResult run() {
+    Region root{Eigen::VectorXd(schema_.size()), Eigen::VectorXd(schema_.size()), {}, {}, 0, -1};
+    for (int f = 0; f < schema_.size(); ++f) {
+      root.lo(f) = schema_.feature(f).min;
+      root.hi(f) = schema_.feature(f).max;
+    }
+    const int nc = static_cast<int>(combos_.size());
+    for (int i = 0; i < nc; ++i)
+      for (int j = 0; j < nc; ++j)
+        if (i != j) root.open.push_back(i * nc + j);
+    if (env_.expired() || (o_.cancel != nullptr && o_.cancel->load())) {  // nothing done: all undecided
+      interrupted_ = true;
+      root.measure = measure(root);
+      stuck_.push_back(std::move(root));
+      return result();
+    }
+    Evaluation ev;
+    evaluate(root, ev);
+    commit(0, nullptr, {}, {std::move(root)}, {std::move(ev)});
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads_; ++t) pool.emplace_back([this, t] { work(t); });
+    work(0);
+    for (auto& t : pool) t.join();
+    if (error_) std::rethrow_exception(error_);
+    return result();
+  }
+
+ private:
+  struct Queue {
+    std::mutex mutex;
+    std::vector<Region> heap;  // max-heap on key
+  };
+
+  // Model-input bounds of the raw box r with the protected features set to `combo`. Inputs that a
+  // normalisation computes are widened to contain their exact rational value.
+  void model_box(const Region& r, const Eigen::VectorXd& combo, Eigen::VectorXd& lo, Eigen::VectorXd& hi,
+                 Eigen::VectorXd* error = nullptr) const {
+    lo = Eigen::VectorXd::Zero(schema_.model_width());
+    hi = lo;
+    if (error != nullptr) *error = lo;
+    for (int f = 0; f < schema_.size(); ++f) {
+      const Feature& feat = schema_.feature(f);
+      double rlo = r.lo(f), rhi = r.hi(f);
+      if (is_protected_[static_cast<std::size_t>(f)]) {
+        const auto k = static_cast<Eigen::Index>(
+            std::find(o_.protected_features.begin(), o_.protected_features.end(), f) - o_.protected_features.begin());
+        rlo = rhi = combo(k);
+      }
+      if (feat.one_hot) {
+        for (int k = 0; k < feat.model_width; ++k) {
+          const bool inside = k >= rlo && k <= rhi;
+          lo(feat.model_offset + k) = inside && rlo == rhi ? 1.0 : 0.0;
+          hi(feat.model_offset + k) = inside ? 1.0 : 0.0;
+        }
+        continue;
+      }
+      double a = feat.norm.to_model(rlo), b = feat.norm.to_model(rhi);
+      if (a > b) std::swap(a, b);
+      if (feat.norm.form != Normalisation::Form::None) {
+        const double err = norm_error(feat, rlo, rhi);
+        a = std::nextafter(a - err, -INFINITY);
+        b = std::nextafter(b + err, INFINITY);
+        if (error != nullptr) (*error)(feat.model_offset) = 2.0 * err;
+      }
+      lo(feat.model_offset) = a;
+      hi(feat.model_offset) = b;
+    }
+  }
+
+  // Integer points of the region times the share of each real feature's range it spans.
+  [[nodiscard]] long double measure(const Region& r) const {
+    long double v = 1.0L;
+    for (int f = 0; f < schema_.size(); ++f) {
+      if (is_protected_[static_cast<std::size_t>(f)]) continue;
+      const Feature& feat = schema_.feature(f);
+      if (feat.integral()) {
+        v *= static_cast<long double>(r.hi(f) - r.lo(f) + 1.0);
+      } else if (feat.max > feat.min) {
+        v *= static_cast<long double>(r.hi(f) - r.lo(f)) / static_cast<long double>(feat.max - feat.min);
+      }
+    }
+    return v;
+  }
+
+  // Every non-protected feature is integral or fixed: the region is a finite set of points.
+  [[nodiscard]] bool discrete(const Region& r) const {
+    for (int f = 0; f < schema_.size(); ++f)
+      if (!is_protected_[static_cast<std::size_t>(f)] && !schema_.feature(f).integral() && r.lo(f) < r.hi(f))
+        return false;
+    return true;
+  }
+
+  [[nodiscard]] Eigen::VectorXd raw_with(const Eigen::VectorXd& raw, int combo) const {
+    return with_protected(raw, o_.protected_features, combos_[static_cast<std::size_t>(combo)]).col(0);
+  }
+
+  [[nodiscard]] bool wants_witnesses() const {
+    return witnesses_found_.load(std::memory_order_relaxed) < std::max(1, o_.max_witnesses);
+  }
+
+  // A replayed witness if raw (non-protected part) with combos i and j is one in double.
+  bool try_candidate(const Eigen::VectorXd& raw, int i, int j, Evaluation& ev) const {
+    const Eigen::VectorXd xi = schema_.to_model(raw_with(raw, i)), xj = schema_.to_model(raw_with(raw, j));
+    const double t = net_.threshold;
+    if (!(net_.logit(xi) > t && net_.logit(xj) <= t)) return false;
+    if (auto w = replay_witness(model_, schema_, o_.protected_features, xi, xj)) {
+      ev.witnesses.push_back(*w);
+      return true;
+    }
+    ++ev.rejected;
+    return false;
+  }
+
   [[nodiscard]] int split_feature(const Region& r, const std::vector<NetworkBounds>& nb,
                                   const std::vector<bool>& needed) const {
-    int best = -1;
-    double best_score = -1.0;
+    const std::vector<int> c = split_candidates(r, nb, needed, 1);
+    return c.empty() ? -1 : c.front();
+  }
+
+  // The k features with the best split scores, best first.
+  [[nodiscard]] std::vector<int> split_candidates(const Region& r, const std::vector<NetworkBounds>& nb,
+                                                  const std::vector<bool>& needed, std::size_t k) const {
+    std::vector<std::pair<double, int>> scored;
     for (int f = 0; f < schema_.size(); ++f) {
       if (is_protected_[static_cast<std::size_t>(f)] || r.lo(f) >= r.hi(f)) continue;
       const Feature& feat = schema_.feature(f);
@@ -222,29 +318,270 @@ class Verifier {
         score = 0.0;
         for (std::size_t c = 0; c < nb.size(); ++c) {
           if (!needed[c] || nb[c].upper_coef.size() == 0) continue;
-          for (int k = 0; k < feat.model_width; ++k) {
-            const Eigen::Index in = feat.model_offset + k;
+          for (int m = 0; m < feat.model_width; ++m) {
+            const Eigen::Index in = feat.model_offset + m;
             const double width =
                 feat.one_hot ? 1.0 : std::abs(feat.norm.to_model(r.hi(f)) - feat.norm.to_model(r.lo(f)));
             score += (std::abs(nb[c].upper_coef(in)) + std::abs(nb[c].lower_coef(in))) * width;
           }
         }
       }
-      if (score > best_score) best_score = score, best = f;
+      scored.emplace_back(score, f);
     }
-    if (o_.split == SplitRule::Score && best_score <= 0.0) {  // no gradient: the widest feature
-      for (int f = 0; f < schema_.size(); ++f)
-        if (!is_protected_[static_cast<std::size_t>(f)] && r.lo(f) < r.hi(f) && r.hi(f) - r.lo(f) > best_score)
-          best_score = r.hi(f) - r.lo(f), best = f;
-    }
-    return best;
+    const bool flat = std::all_of(scored.begin(), scored.end(), [](const auto& p) { return p.first <= 0.0; });
+    if (flat)  // no gradient: the widest features
+      for (auto& [score, f] : scored) score = r.hi(f) - r.lo(f);
+    std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::vector<int> out;
+    for (std::size_t i = 0; i < scored.size() && i < k; ++i) out.push_back(scored[i].second);
+    return out;
   }
 
-  Outcome process(const Region& r) const {
-    Outcome out;
+  // Decides every point of a finite region exactly: a batched forward pass in double, and exact
+  // rationals for the points whose logit lies within the rounding bound of the threshold.
+  void enumerate(const Region& r, const std::vector<bool>& needed, Evaluation& ev) const {
     const int nc = static_cast<int>(combos_.size());
+    Eigen::VectorXd in_err;
+    {
+      Eigen::VectorXd lo, hi;
+      model_box(r, combos_[0], lo, hi, &in_err);
+      for (int f : o_.protected_features) {  // the protected inputs' errors for every combo
+        const Feature& feat = schema_.feature(f);
+        in_err(feat.model_offset) = 2.0 * norm_error(feat, feat.min, feat.max);
+      }
+    }
+    std::vector<int> dims;
+    for (int f = 0; f < schema_.size(); ++f)
+      if (!is_protected_[static_cast<std::size_t>(f)] && r.lo(f) < r.hi(f)) dims.push_back(f);
+    const auto total = static_cast<std::int64_t>(measure(r));
+    constexpr std::int64_t kBatch = 256;
+    Eigen::VectorXd cur = r.lo;
+    Eigen::MatrixXd raw(schema_.size(), kBatch);
+    std::vector<std::vector<char>> label(combos_.size(), std::vector<char>(kBatch, 0));
+    std::int64_t unfair = 0;
+    for (std::int64_t done = 0; done < total;) {
+      const std::int64_t b = std::min(kBatch, total - done);
+      for (std::int64_t i = 0; i < b; ++i) {
+        raw.col(i) = cur;
+        for (int f : dims) {  // mixed-radix increment
+          if (cur(f) < r.hi(f)) {
+            cur(f) += 1.0;
+            break;
+          }
+          cur(f) = r.lo(f);
+        }
+      }
+      const Eigen::MatrixXd block = raw.leftCols(b);
+      for (std::size_t c = 0; c < combos_.size(); ++c) {
+        if (!needed[c]) continue;
+        const Eigen::MatrixXd rc = with_protected(block, o_.protected_features, combos_[c]);
+        Eigen::RowVectorXd err;
+        const Eigen::RowVectorXd z = forward_.logits(schema_.to_model_columns(rc), in_err, err);
+        for (std::int64_t i = 0; i < b; ++i) {
+          label[c][static_cast<std::size_t>(i)] = static_cast<char>(exact_.label(rc.col(i), z(i), err(i)));
+        }
+      }
+      for (std::int64_t i = 0; i < b; ++i) {
+        const auto u = static_cast<std::size_t>(i);
+        int flip = -1;
+        for (int p : r.open) {
+          if (label[static_cast<std::size_t>(p / nc)][u] == 1 && label[static_cast<std::size_t>(p % nc)][u] == 0) {
+            flip = p;
+            break;
+          }
+        }
+        if (flip < 0) continue;
+        ++unfair;
+        if (wants_witnesses() && ev.witnesses.size() < static_cast<std::size_t>(std::max(1, o_.max_witnesses)) &&
+            !try_candidate(block.col(i), flip / nc, flip % nc, ev))
+          ++ev.exact_only;
+      }
+      done += b;
+    }
+    ev.closed = true;
+    ev.enumerated = total;
+    ev.falsified = static_cast<long double>(unfair);
+    ev.certified = static_cast<long double>(total - unfair);
+    ev.report = unfair > 0;
+    ev.all_falsified = unfair == total;
+  }
+
+  // The contribution of each feature to the linear function coef . x (x = model inputs of the
+  // region's raw values with the protected features at `combo`), exact up to each term's error.
+  void linear_terms(const Region& r, int combo, const Eigen::VectorXd& coef, std::vector<LinearTerm>& terms) const {
+    terms.clear();
+    const Eigen::VectorXd raw = raw_with(r.lo, combo);
+    for (int f = 0; f < schema_.size(); ++f) {
+      const Feature& feat = schema_.feature(f);
+      const double lo = is_protected_[static_cast<std::size_t>(f)] ? raw(f) : r.lo(f);
+      const double hi = is_protected_[static_cast<std::size_t>(f)] ? raw(f) : r.hi(f);
+      if (feat.one_hot) {
+        std::vector<double> table;
+        for (double v = lo; v <= hi; v += 1.0) table.push_back(coef(feat.model_offset + static_cast<Eigen::Index>(v)));
+        terms.push_back(LinearTerm::values(std::move(table)));
+        continue;
+      }
+      const double c = coef(feat.model_offset);
+      if (c == 0.0) continue;
+      double slope = c, offset = 0.0, e = 0.0;
+      const double vmax = std::max(std::abs(lo), std::abs(hi));
+      if (feat.norm.form == Normalisation::Form::ScaleOffset) {
+        slope = c * feat.norm.a;
+        offset = c * feat.norm.b;
+        e = 2.0 * kUnit * (std::abs(slope) * vmax + std::abs(offset));
+      } else if (feat.norm.form == Normalisation::Form::MeanStd) {
+        slope = c / feat.norm.b;
+        offset = -(c * feat.norm.a) / feat.norm.b;
+        e = 4.0 * kUnit * (std::abs(slope) * vmax + std::abs(offset));
+      }
+      terms.push_back(feat.integral() ? LinearTerm::integers(slope, offset, lo, hi, e + kTiny)
+                                      : LinearTerm::reals(slope, offset, lo, hi, e + kTiny));
+    }
+  }
+
+  // Bounds of z_i - z_j over a region, each unordered pair computed once (z_j - z_i is the negation).
+  class DifferenceCache {
+   public:
+    DifferenceCache(const Verifier& v, const std::vector<NetworkBounds>& nb) : v_(v), nb_(nb) {}
+    Interval get(std::size_t i, std::size_t j) const {
+      const bool swap = i > j;
+      const auto key = swap ? std::make_pair(j, i) : std::make_pair(i, j);
+      auto it = cache_.find(key);
+      if (it == cache_.end()) {
+        const auto [a, b] = key;
+        it = cache_
+                 .emplace(key, v_.bp_.difference(nb_[a], nb_[b], v_.combo_diff(a, b, true), v_.combo_diff(a, b, false)))
+                 .first;
+      }
+      return swap ? Interval{-it->second.hi, -it->second.lo} : it->second;
+    }
+
+   private:
+    const Verifier& v_;
+    const std::vector<NetworkBounds>& nb_;
+    mutable std::map<std::pair<std::size_t, std::size_t>, Interval> cache_;
+  };
+
+  // Mean and variance of a sum of independent terms (each uniform over its values).
+  static void moments(const std::vector<LinearTerm>& terms, double constant, double& mean, double& var) {
+    mean = constant, var = 0.0;
+    for (const LinearTerm& t : terms) {
+      if (t.kind == LinearTerm::Kind::Table) {
+        double m = 0.0, q = 0.0;
+        for (double v : t.table) m += v, q += v * v;
+        m /= static_cast<double>(t.table.size());
+        mean += m;
+        var += std::max(0.0, q / static_cast<double>(t.table.size()) - m * m);
+        continue;
+      }
+      const double w = std::abs(t.slope) * (t.hi - t.lo);
+      mean += t.slope * (t.lo + t.hi) / 2.0 + t.offset;
+      const double n = t.kind == LinearTerm::Kind::Integers ? t.hi - t.lo + 1.0 : 0.0;
+      var += t.kind == LinearTerm::Kind::Integers ? w * w * (n + 1.0) / (12.0 * std::max(1.0, n - 1.0)) : w * w / 12.0;
+    }
+  }
+
+  // The share of the region that counting would decide, under a normal approximation of L and U
+  // (only to decide whether counting is worth its cost; never used as a result).
+  static double estimate_decided(const std::vector<LinearTerm>& lt, double lc, const std::vector<LinearTerm>& ut,
+                                 double uc, double high_at, double low_at, double flip_lo, double flip_hi) {
+    double lm = 0.0, lv = 0.0, um = 0.0, uv = 0.0;
+    moments(lt, lc, lm, lv);
+    moments(ut, uc, um, uv);
+    auto cdf = [](double m, double v, double x) {
+      if (v <= 0.0) return x >= m ? 1.0 : 0.0;
+      return 0.5 * std::erfc((m - x) / std::sqrt(2.0 * v));
+    };
+    const double high = 1.0 - cdf(lm, lv, high_at), low = cdf(um, uv, low_at);
+    const double flip =
+        flip_lo < flip_hi ? std::max(0.0, (1.0 - cdf(lm, lv, flip_lo)) + cdf(um, uv, flip_hi) - 1.0) : 0.0;
+    return high + low + flip;
+  }
+
+  // Counts, without enumerating, lower bounds on the points of the region that every protected
+  // value sends to the same side of the threshold (fair) and those that some protected change
+  // flips (unfair), from the reference copy's linear bounds and the copies' difference bounds.
+  void count(Region& r, const std::vector<NetworkBounds>& nb, const std::vector<bool>& needed,
+             const DifferenceCache& diff) const {
+    int ref = -1;
+    for (std::size_t c = 0; c < needed.size() && ref < 0; ++c)
+      if (needed[c] && nb[c].lower_coef.size() > 0) ref = static_cast<int>(c);
+    if (ref < 0) return;
+    const auto ru = static_cast<std::size_t>(ref);
+    const double t = net_.threshold;
+    // z_c - z_ref in [dl, du] for every needed c (0 for c = ref).
+    double min_dl = 0.0, max_dl = 0.0, min_du = 0.0, max_du = 0.0;
+    for (std::size_t c = 0; c < needed.size(); ++c) {
+      if (!needed[c] || c == ru) continue;
+      const Interval d = diff.get(c, ru);
+      min_dl = std::min(min_dl, d.lo), max_dl = std::max(max_dl, d.lo);
+      min_du = std::min(min_du, d.hi), max_du = std::max(max_du, d.hi);
+    }
+    const NetworkBounds& b = nb[ru];
+    std::vector<LinearTerm> lterms, uterms;
+    linear_terms(r, ref, b.lower_coef, lterms);
+    linear_terms(r, ref, b.upper_coef, uterms);
+    // A normal approximation of L and U first: counting is skipped where it would decide little.
+    const double est =
+        estimate_decided(lterms, b.lower_const, uterms, b.upper_const, t - min_dl, t - max_du, t - max_dl, t - min_du);
+    if (est < kMinCounted) return;
+    const double el = b.lower_err, eu = b.upper_err;
+    // gap: U - L <= g over the box (then L - el <= z <= L + g + eu, and U - g - el <= z).
+    Eigen::VectorXd lo, hi;
+    model_box(r, combos_[ru], lo, hi);
+    const Eigen::VectorXd d = b.upper_coef - b.lower_coef;
+    double g = b.upper_const - b.lower_const, mag = std::abs(b.upper_const) + std::abs(b.lower_const);
+    for (Eigen::Index k = 0; k < d.size(); ++k) {
+      g += std::max(d(k) * lo(k), d(k) * hi(k));
+      mag += (std::abs(b.upper_coef(k)) + std::abs(b.lower_coef(k))) * std::max(std::abs(lo(k)), std::abs(hi(k)));
+    }
+    g += gamma_n(d.size() + 4) * mag * 4.0 + el + eu;
+    double fair = 0.0, flip = 0.0;
+    auto count_with = [&](int bins) {
+      const LinearDistribution lower(b.lower_const, 0.0, lterms, bins);  // L(x); z >= L - lower_err
+      const LinearDistribution upper(b.upper_const, 0.0, uterms, bins);  // U(x); z <= U + upper_err
+      // Shares of the region where z_ref > a, and where z_ref <= bb.
+      auto above = [&](double a) { return std::max(1.0 - lower.cdf_upper(a + el), 1.0 - upper.cdf_upper(a + g)); };
+      auto at_most = [&](double bb) { return std::max(upper.cdf_lower(bb - eu), lower.cdf_lower(bb - g)); };
+      const double high = above(t - min_dl);   // every copy above t
+      const double low = at_most(t - max_du);  // every copy at or below t
+      flip = 0.0;                              // some copy above t, some at or below
+      const double a = t - max_dl, bb = t - min_du;
+      if (a < bb) {
+        flip = std::max({above(a) + at_most(bb) - 1.0, lower.cdf_lower(bb - g) - lower.cdf_upper(a + el),
+                         upper.cdf_lower(bb - eu) - upper.cdf_upper(a + g), 0.0});
+      }
+      fair = std::min(1.0, std::max(0.0, high) + std::max(0.0, low));
+      flip = std::min(flip, 1.0 - fair);
+      return lower.max() - lower.min();
+    };
+    const double range = count_with(kCountBins);
+    // Near-linear regions are limited by the discretisation, not by the bounds: count finely.
+    if (g < 0.01 * range && 1.0 - fair - flip > 0.002) count_with(kFineBins);
+    r.fair = static_cast<long double>(fair) * r.measure;
+    r.unfair = static_cast<long double>(flip) * r.measure;
+  }
+
+  [[nodiscard]] bool enumerable(const Region& r) const {
+    if (!discrete(r)) return false;
+    const long double n = measure(r);
+    if (n > kMaxEnumerated) return false;
+    // --check re-proves what the bounds close, so the bounds close all they can.
+    return n <= 1.0L || (!o_.check && static_cast<double>(n) * point_cost_ <=
+                                          std::max(point_cost_, o_.enumerate_factor * bound_cost_));
+  }
+
+  // Bounds, closure, enumeration or counting of one region; an open region leaves with its split
+  // feature, its counted shares and its key.
+  void evaluate(Region& r, Evaluation& ev) const {
+    const int nc = static_cast<int>(combos_.size());
+    r.measure = measure(r);
     std::vector<bool> needed(combos_.size(), false);
     for (int p : r.open) needed[static_cast<std::size_t>(p / nc)] = needed[static_cast<std::size_t>(p % nc)] = true;
+    if (enumerable(r)) {
+      enumerate(r, needed, ev);
+      return;
+    }
     std::vector<NetworkBounds> nb(combos_.size());
     for (std::size_t c = 0; c < combos_.size(); ++c) {
       if (!needed[c]) continue;
@@ -252,6 +589,7 @@ class Verifier {
       model_box(r, combos_[c], lo, hi);
       nb[c] = bp_.bounds(lo, hi);
     }
+    const DifferenceCache diff(*this, nb);
     const double t = net_.threshold;
     std::vector<int> open;
     int everywhere = -1;  // a pair that flips at every point of the region
@@ -263,85 +601,79 @@ class Verifier {
         everywhere = p;
         break;
       }
-      const Eigen::VectorXd dlo = combo_diff(i, j, true), dhi = combo_diff(i, j, false);
-      const Interval d = bp_.difference(nb[i], nb[j], dlo, dhi);  // z_i - z_j
+      const Interval d = diff.get(i, j);  // z_i - z_j
       if (d.hi <= 0.0 || add_down(zi.lo, -d.hi) > t || add_up(zj.hi, d.hi) <= t) continue;
       open.push_back(p);
     }
     const Eigen::VectorXd center = ((r.lo + r.hi) / 2.0).array().floor().matrix();
-    const long double vol = volume(r);
-    if (o_.check && everywhere < 0) out.checked = recheck(r, open);
     if (everywhere >= 0) {
-      out.falsified = vol;
-      out.leaf = true;
-      try_candidate(center, everywhere / nc, everywhere % nc, out);
-      if (out.witnesses.empty()) try_candidate(r.lo, everywhere / nc, everywhere % nc, out);
-      return out;
+      ev.closed = true;
+      ev.falsified = r.measure;
+      ev.report = ev.all_falsified = true;
+      if (wants_witnesses() && !try_candidate(center, everywhere / nc, everywhere % nc, ev))
+        try_candidate(r.lo, everywhere / nc, everywhere % nc, ev);
+      return;
     }
+    if (o_.check) ev.checked = recheck(r, open);
     if (open.empty()) {
-      out.certified = vol;
-      out.leaf = true;
-      return out;
+      ev.closed = true;
+      ev.certified = r.measure;
+      return;
     }
-    for (int p : open) {
-      try_candidate(center, p / nc, p % nc, out);
-      if (!out.witnesses.empty()) break;
-      // The corner that pushes z_i up and z_j down along the symbolic bounds' coefficients.
-      const auto i = static_cast<std::size_t>(p / nc), j = static_cast<std::size_t>(p % nc);
-      if (nb[i].lower_coef.size() == 0) continue;
-      const Eigen::VectorXd g = nb[i].lower_coef - nb[j].upper_coef;
-      Eigen::VectorXd corner = center;
-      for (int f = 0; f < schema_.size(); ++f) {
-        const Feature& feat = schema_.feature(f);
-        if (is_protected_[static_cast<std::size_t>(f)] || feat.one_hot) continue;
-        const double up = feat.norm.to_model(1.0) - feat.norm.to_model(0.0);
-        corner(f) = g(feat.model_offset) * up > 0 ? r.hi(f) : g(feat.model_offset) * up < 0 ? r.lo(f) : center(f);
-      }
-      try_candidate(corner, p / nc, p % nc, out);
-      if (!out.witnesses.empty()) break;
-    }
-    // Without --quantify a witness point found here is counted (the search stops soon); with it,
-    // the point is counted by the leaf that holds it, so it is not counted twice.
-    if (!out.witnesses.empty() && !o_.quantify) out.witness_points = 1;
-    const int f = split_feature(r, nb, needed);
-    if (f < 0) {  // a single point: decide exactly
-      out.leaf = true;
-      bool flips = false;
+    r.open = open;
+    std::fill(needed.begin(), needed.end(), false);
+    for (int p : r.open) needed[static_cast<std::size_t>(p / nc)] = needed[static_cast<std::size_t>(p % nc)] = true;
+    if (wants_witnesses()) {
       for (int p : open) {
-        const Rational tr = Rational::from_double(t);
-        if (exact_logit(raw_with(r.lo, p / nc)) > tr && !(exact_logit(raw_with(r.lo, p % nc)) > tr)) flips = true;
+        if (try_candidate(center, p / nc, p % nc, ev)) {
+          r.known.push_back(center);
+          break;
+        }
+        // The corner that pushes z_i up and z_j down along the symbolic bounds' coefficients.
+        const auto i = static_cast<std::size_t>(p / nc), j = static_cast<std::size_t>(p % nc);
+        if (nb[i].lower_coef.size() == 0) continue;
+        const Eigen::VectorXd g = nb[i].lower_coef - nb[j].upper_coef;
+        Eigen::VectorXd corner = center;
+        for (int f = 0; f < schema_.size(); ++f) {
+          const Feature& feat = schema_.feature(f);
+          if (is_protected_[static_cast<std::size_t>(f)] || feat.one_hot) continue;
+          const double up = feat.norm.to_model(1.0) - feat.norm.to_model(0.0);
+          corner(f) = g(feat.model_offset) * up > 0 ? r.hi(f) : g(feat.model_offset) * up < 0 ? r.lo(f) : center(f);
+        }
+        if (try_candidate(corner, p / nc, p % nc, ev)) {
+          r.known.push_back(corner);
+          break;
+        }
       }
-      if (!flips) {
-        out.certified = vol;
-        if (o_.check) out.checked += recheck(Region{r.lo, r.hi, open}, {});  // closed exactly, not by bounds
-      } else if (out.witnesses.empty()) {
-        out.undecided = vol;  // a witness in exact arithmetic that does not replay in double
-        ++exact_only_;
-      } else {
-        out.falsified = vol;
-      }
-      return out;
     }
+    if (o_.quantify) {
+      count(r, nb, needed, diff);
+      ++ev.counted;
+    }
+    if (discrete(r)) r.unfair = std::max(r.unfair, static_cast<long double>(r.known.size()));
+    r.split = split_feature(r, nb, needed);
+    r.key = o_.quantify ? static_cast<double>(r.measure - r.fair - r.unfair) : static_cast<double>(r.depth);
+  }
+
+  // The two halves of r along r.split (false when a real feature cannot be halved any more).
+  bool split(const Region& r, int f, Region& a, Region& b) const {
+    if (f < 0) return false;
+    a = Region{r.lo, r.hi, r.open, {}, 0, -1};
+    b = Region{r.lo, r.hi, r.open, {}, 0, -1};
+    a.depth = b.depth = r.depth + 1;
     const Feature& feat = schema_.feature(f);
-    Region a{r.lo, r.hi, open}, b{r.lo, r.hi, open};
     if (feat.integral()) {
       const double mid = std::floor((r.lo(f) + r.hi(f)) / 2.0);
       a.hi(f) = mid;
       b.lo(f) = mid + 1.0;
     } else {
-      const double mid = (r.lo(f) + r.hi(f)) / 2.0;
-      if (!(mid > r.lo(f) && mid < r.hi(f))) {  // a real feature split to the last bit
-        out.leaf = true;
-        out.undecided = vol;
-        ++slivers_;
-        return out;
-      }
+      const double mid = r.lo(f) / 2.0 + r.hi(f) / 2.0;
+      if (!(mid > r.lo(f) && mid < r.hi(f))) return false;
       a.hi(f) = mid;
       b.lo(f) = mid;
     }
-    out.children.push_back(std::move(a));
-    out.children.push_back(std::move(b));
-    return out;
+    for (const Eigen::VectorXd& k : r.known) (k(f) <= a.hi(f) ? a : b).known.push_back(k);
+    return true;
   }
 
   // --check: every unordered pair that this region closes (both directions excluded, one of them
@@ -378,60 +710,175 @@ class Verifier {
     return d;
   }
 
-  void work(unsigned id) {
-    auto last_progress = std::chrono::steady_clock::now();
-    while (true) {
-      Region r;
-      {
-        std::unique_lock lock(mutex_);
-        cv_.wait(lock, [this] { return stop_ || !stack_.empty() || busy_ == 0; });
-        if (stop_ || stack_.empty()) {
-          cv_.notify_all();
-          return;
-        }
-        r = std::move(stack_.back());
-        stack_.pop_back();
-        ++busy_;
+  // --- the work queues: one max-heap per worker, idle workers steal the largest key ---
+
+  void push(unsigned id, Region r) {
+    Queue& q = *queues_[id];
+    std::lock_guard lock(q.mutex);
+    q.heap.push_back(std::move(r));
+    std::push_heap(q.heap.begin(), q.heap.end(), [](const Region& a, const Region& b) { return a.key < b.key; });
+  }
+
+  bool take_from(Queue& q, Region& r) {
+    std::lock_guard lock(q.mutex);
+    if (q.heap.empty()) return false;
+    std::pop_heap(q.heap.begin(), q.heap.end(), [](const Region& a, const Region& b) { return a.key < b.key; });
+    r = std::move(q.heap.back());
+    q.heap.pop_back();
+    return true;
+  }
+
+  bool pop(unsigned id, Region& r) {
+    while (!stop_.load()) {
+      if (take_from(*queues_[id], r)) return true;
+      // Steal from the queue whose best region is largest.
+      std::size_t victim = queues_.size();
+      double best = -INFINITY;
+      for (std::size_t v = 0; v < queues_.size(); ++v) {
+        std::lock_guard lock(queues_[v]->mutex);
+        if (!queues_[v]->heap.empty() && queues_[v]->heap.front().key > best)
+          best = queues_[v]->heap.front().key, victim = v;
       }
-      Outcome out;
-      try {
-        out = process(r);
-      } catch (...) {
-        std::lock_guard lock(mutex_);
-        if (!error_) error_ = std::current_exception();
-        stop_ = true;
-        --busy_;
-        cv_.notify_all();
-        return;
+      if (victim < queues_.size() && take_from(*queues_[victim], r)) return true;
+      if (pending_.load() == 0) return false;
+      std::unique_lock lock(idle_mutex_);
+      idle_cv_.wait_for(lock, std::chrono::milliseconds(2));
+    }
+    return false;
+  }
+
+  // Applies what a worker found: the popped parent (its counted shares leave the open totals) is
+  // replaced by its evaluated children.
+  void commit(unsigned id, const Region* parent, std::vector<Region> stuck, std::vector<Region> children,
+              std::vector<Evaluation> evs) {
+    std::vector<Region> to_push;
+    {
+      std::lock_guard lock(mutex_);
+      if (parent != nullptr) {
+        open_fair_ -= parent->fair;
+        open_unfair_ -= parent->unfair;
       }
-      {
-        std::lock_guard lock(mutex_);
+      for (Region& s : stuck) {
+        open_fair_ += s.fair;
+        open_unfair_ += s.unfair;
+        stuck_.push_back(std::move(s));
+      }
+      for (std::size_t k = 0; k < children.size(); ++k) {
+        Region& c = children[k];
+        Evaluation& ev = evs[k];
         ++regions_;
-        if (out.leaf) ++leaves_;
-        certified_ += out.certified;
-        falsified_ += out.falsified;
-        undecided_ += out.undecided;
-        rejected_ += out.rejected;
-        checked_ += out.checked;
-        for (auto& w : out.witnesses) {
-          // Keep only what is reported (--quantify finds a witness at every flipping point).
+        rejected_ += ev.rejected;
+        checked_ += ev.checked;
+        enumerated_ += ev.enumerated;
+        counted_ += ev.counted;
+        exact_only_ += ev.exact_only;
+        for (auto& w : ev.witnesses) {
           if (static_cast<int>(witnesses_.size()) >= std::max(1, o_.max_witnesses)) break;
           const bool seen = std::any_of(witnesses_.begin(), witnesses_.end(), [&w](const WitnessPair& o) {
             return o.raw == w.raw && o.raw_prime == w.raw_prime;
           });
-          if (seen) continue;
-          if (out.witness_points > 0) falsified_ += 1.0L / domain_points_;
-          witnesses_.push_back(std::move(w));
+          if (!seen) witnesses_.push_back(std::move(w));
         }
-        for (auto& c : out.children) stack_.push_back(std::move(c));
-        --busy_;
-        if (!o_.quantify && static_cast<int>(witnesses_.size()) >= std::max(1, o_.max_witnesses)) stop_ = true;
-        if (env_.expired() || (o_.cancel != nullptr && o_.cancel->load())) {
-          stop_ = true;
-          timed_out_ = !stack_.empty() || busy_ > 0;
+        witnesses_found_ = static_cast<int>(witnesses_.size());
+        if (ev.closed) {
+          ++leaves_;
+          closed_certified_ += ev.certified;
+          closed_falsified_ += ev.falsified;
+          if (ev.report && o_.quantify) add_report(c, ev.falsified, 0.0L, ev.all_falsified);
+          continue;
         }
-        cv_.notify_all();
+        open_fair_ += c.fair;
+        open_unfair_ += c.unfair;
+        to_push.push_back(std::move(c));
       }
+      if (!o_.quantify && static_cast<int>(witnesses_.size()) >= std::max(1, o_.max_witnesses)) stop_ = true;
+      if (env_.expired() || (o_.cancel != nullptr && o_.cancel->load())) {
+        interrupted_ = true;
+        stop_ = true;
+      }
+    }
+    pending_ += static_cast<long>(to_push.size());
+    for (Region& c : to_push) push(id, std::move(c));
+    if (parent != nullptr) --pending_;
+    idle_cv_.notify_all();
+    evict(id);
+  }
+
+  // Keeps the queues within max_open_regions: the regions with the least undecided measure leave
+  // the queue for good (they stay undecided, with what counting showed of them).
+  void evict(unsigned id) {
+    const std::size_t cap = std::max<std::size_t>(64, o_.max_open_regions / queues_.size());
+    Queue& q = *queues_[id];
+    std::vector<Region> out;
+    {
+      std::lock_guard lock(q.mutex);
+      if (q.heap.size() <= cap) return;
+      auto by_key = [](const Region& a, const Region& b) { return a.key > b.key; };
+      std::nth_element(q.heap.begin(), q.heap.begin() + static_cast<std::ptrdiff_t>(cap / 2), q.heap.end(), by_key);
+      out.assign(std::make_move_iterator(q.heap.begin() + static_cast<std::ptrdiff_t>(cap / 2)),
+                 std::make_move_iterator(q.heap.end()));
+      q.heap.resize(cap / 2);
+      std::make_heap(q.heap.begin(), q.heap.end(), [](const Region& a, const Region& b) { return a.key < b.key; });
+    }
+    pending_ -= static_cast<long>(out.size());
+    std::lock_guard lock(mutex_);
+    evicted_ += static_cast<std::int64_t>(out.size());
+    for (Region& r : out) stuck_.push_back(std::move(r));
+  }
+
+  void add_report(const Region& r, long double falsified, long double undecided, bool all) {
+    RegionReport rep;
+    rep.lo = r.lo;
+    rep.hi = r.hi;
+    for (int f : o_.protected_features) {
+      rep.lo(f) = schema_.feature(f).min;
+      rep.hi(f) = schema_.feature(f).max;
+    }
+    rep.points = discrete(r) ? r.measure : 0.0L;
+    rep.share = static_cast<double>(r.measure / domain_points_);
+    rep.falsified = static_cast<double>(falsified / domain_points_);
+    rep.undecided = static_cast<double>(undecided / domain_points_);
+    rep.all_falsified = all;
+    reports_.push_back(std::move(rep));
+    const std::size_t cap = 64 * static_cast<std::size_t>(std::max(1, o_.max_regions));
+    if (reports_.size() > 2 * cap) {  // keep the largest (before merging: small boxes may go)
+      std::nth_element(reports_.begin(), reports_.begin() + static_cast<std::ptrdiff_t>(cap), reports_.end(),
+                       [](const RegionReport& a, const RegionReport& b) {
+                         return a.falsified + a.undecided > b.falsified + b.undecided;
+                       });
+      reports_.resize(cap);
+    }
+  }
+
+  void work(unsigned id) {
+    auto last_progress = std::chrono::steady_clock::now();
+    Region r;
+    while (pop(id, r)) {
+      std::vector<Region> children, stuck;
+      std::vector<Evaluation> evs;
+      try {
+        Region a, b;
+        if (split(r, r.split, a, b)) {
+          for (Region* c : {&a, &b}) {
+            Evaluation ev;
+            evaluate(*c, ev);
+            children.push_back(std::move(*c));
+            evs.push_back(std::move(ev));
+          }
+        }
+        if (children.empty()) {
+          ++slivers_;
+          stuck.push_back(r);
+        }
+      } catch (...) {
+        std::lock_guard lock(mutex_);
+        if (!error_) error_ = std::current_exception();
+        stop_ = true;
+        --pending_;
+        idle_cv_.notify_all();
+        return;
+      }
+      commit(id, &r, std::move(stuck), std::move(children), std::move(evs));
       if (id == 0 && o_.progress) {
         const auto now = std::chrono::steady_clock::now();
         if (now - last_progress > std::chrono::milliseconds(250)) {
@@ -439,7 +886,9 @@ class Verifier {
           CompleteProgress p;
           {
             std::lock_guard lock(mutex_);
-            p = {static_cast<double>(certified_), static_cast<double>(falsified_), leaves_, env_.elapsed_seconds()};
+            p = {static_cast<double>((closed_certified_ + open_fair_) / domain_points_),
+                 static_cast<double>((closed_falsified_ + open_unfair_) / domain_points_), leaves_,
+                 env_.elapsed_seconds()};
           }
           o_.progress(p);
         }
@@ -447,38 +896,113 @@ class Verifier {
     }
   }
 
+  // Merges boxes that every point of which is falsified and that touch along one feature.
+  void merge_reports() {
+    std::vector<RegionReport> all, rest;
+    for (auto& r : reports_) (r.all_falsified ? all : rest).push_back(std::move(r));
+    bool merged = true;
+    for (int pass = 0; merged && pass < 8; ++pass) {
+      merged = false;
+      for (int f = 0; f < schema_.size(); ++f) {
+        const bool integral = schema_.feature(f).integral();
+        auto key_less = [f](const RegionReport& a, const RegionReport& b) {
+          for (Eigen::Index k = 0; k < a.lo.size(); ++k) {
+            if (k == f) continue;
+            if (a.lo(k) != b.lo(k)) return a.lo(k) < b.lo(k);
+            if (a.hi(k) != b.hi(k)) return a.hi(k) < b.hi(k);
+          }
+          return a.lo(f) < b.lo(f);
+        };
+        std::sort(all.begin(), all.end(), key_less);
+        std::vector<RegionReport> out;
+        for (auto& r : all) {
+          if (!out.empty()) {
+            RegionReport& last = out.back();
+            bool same = true;
+            for (Eigen::Index k = 0; k < r.lo.size() && same; ++k)
+              if (k != f) same = last.lo(k) == r.lo(k) && last.hi(k) == r.hi(k);
+            if (same && (integral ? last.hi(f) + 1.0 == r.lo(f) : last.hi(f) == r.lo(f))) {
+              last.hi(f) = r.hi(f);
+              last.share += r.share;
+              last.falsified += r.falsified;
+              last.points += r.points;
+              merged = true;
+              continue;
+            }
+          }
+          out.push_back(std::move(r));
+        }
+        all = std::move(out);
+      }
+    }
+    all.insert(all.end(), std::make_move_iterator(rest.begin()), std::make_move_iterator(rest.end()));
+    std::sort(all.begin(), all.end(), [](const RegionReport& a, const RegionReport& b) {
+      if (a.falsified != b.falsified) return a.falsified > b.falsified;
+      return a.undecided > b.undecided;
+    });
+    if (all.size() > static_cast<std::size_t>(std::max(0, o_.max_regions)))
+      all.resize(static_cast<std::size_t>(std::max(0, o_.max_regions)));
+    reports_ = std::move(all);
+  }
+
   FairnessResult result() {
     FairnessResult r;
     r.engine = "complete";
+    // Whatever is still open (queued, evicted, split to the last bit) is undecided.
+    std::vector<Region> left = std::move(stuck_);
+    for (auto& q : queues_)
+      for (Region& g : q->heap) left.push_back(std::move(g));
+    const bool finished = left.empty() && !error_;
+    if (o_.quantify)
+      for (const Region& g : left) add_report(g, g.unfair, g.measure - g.fair - g.unfair, false);
     r.stats.regions = regions_;
     r.stats.leaves = leaves_;
     r.stats.rejected = rejected_;
     r.stats.checked = checked_;
     r.stats.tests = regions_;
+    env_.stats.set("complete.regions", static_cast<double>(regions_));
+    env_.stats.set("complete.leaves", static_cast<double>(leaves_));
+    env_.stats.set("complete.enumerated_points", static_cast<double>(enumerated_));
+    env_.stats.set("complete.counted_regions", static_cast<double>(counted_));
+    env_.stats.set("complete.open_regions", static_cast<double>(left.size()));
+    env_.stats.set("complete.evicted_regions", static_cast<double>(evicted_));
     r.share.measured = true;
-    r.share.certified = static_cast<double>(std::min(1.0L, certified_));
-    r.share.falsified = static_cast<double>(std::min(1.0L, falsified_));
-    r.share.undecided = std::max(0.0, 1.0 - r.share.certified - r.share.falsified);
-    const int keep = std::max(1, o_.max_witnesses);
-    if (static_cast<int>(witnesses_.size()) > keep) witnesses_.resize(static_cast<std::size_t>(keep));
+    r.share.points = real_domain_ ? 0.0L : domain_points_;
+    const long double cert = closed_certified_ + open_fair_, fals = closed_falsified_ + open_unfair_;
+    if (finished) {  // every point closed exactly: the shares are complementary
+      r.share.falsified = static_cast<double>(closed_falsified_ / domain_points_);
+      r.share.certified = 1.0 - r.share.falsified;
+      r.share.undecided = 0.0;
+      r.share.exact = !real_domain_;
+      r.share.falsified_points = closed_falsified_;
+    } else {
+      r.share.certified = std::clamp(static_cast<double>(cert / domain_points_), 0.0, 1.0);
+      r.share.falsified = std::clamp(static_cast<double>(fals / domain_points_), 0.0, 1.0 - r.share.certified);
+      r.share.undecided = std::max(0.0, 1.0 - r.share.certified - r.share.falsified);
+    }
+    if (o_.quantify) {
+      merge_reports();
+      r.regions = std::move(reports_);
+    }
     r.witnesses = std::move(witnesses_);
-    const bool finished = stack_.empty() && !timed_out_;
     if (!r.witnesses.empty()) {
       r.verdict = Verdict::Witness;
       r.exhaustive = finished && o_.quantify;
-    } else if (finished && exact_only_ == 0 && slivers_ == 0 && undecided_ == 0.0L) {
+    } else if (finished && closed_falsified_ == 0.0L) {
       r.verdict = Verdict::Verified;
       r.exhaustive = true;
-      r.share = {true, 1.0, 0.0, 0.0};
-    } else if (finished && exact_only_ > 0) {
-      r.reason = fmt::format("{} points are witnesses in exact arithmetic but not when replayed in double",
-                             exact_only_.load());
+      r.share = DomainShare{true, 1.0, 0.0, 0.0, r.share.points, 0.0L, !real_domain_};
     } else if (finished) {
+      r.reason = fmt::format("{} points are witnesses in exact arithmetic but not when replayed in double",
+                             static_cast<double>(closed_falsified_));
+    } else if (slivers_ > 0 && !interrupted_) {
       r.reason =
           fmt::format("{} regions of real features were split to the last bit and are still open", slivers_.load());
+    } else if (evicted_ > 0 && !interrupted_) {
+      r.reason = fmt::format("{} open regions exceeded the queue's capacity and stay undecided", evicted_);
     } else {
-      r.reason = fmt::format("time limit: {:.4g}% of the domain certified, {} regions open", 100.0 * r.share.certified,
-                             stack_.size());
+      r.reason = fmt::format("time limit: {:.4g}% of the domain certified, {:.3g}% falsified, {} regions open",
+                             100.0 * r.share.certified, 100.0 * r.share.falsified, left.size());
     }
     r.stats.seconds = env_.elapsed_seconds();
     return r;
@@ -490,27 +1014,37 @@ class Verifier {
   Env& env_;
   ReluNetwork net_;
   BoundPropagator bp_;
+  BoundedForward forward_;
+  ExactNetwork exact_;
   std::vector<Eigen::VectorXd> combos_;
   std::vector<bool> is_protected_;
   std::vector<Eigen::VectorXd> combo_lo_, combo_hi_;
   std::vector<Eigen::Index> protected_inputs_;  // model inputs of the protected features
-  long double domain_points_ = 1.0L;
+  std::vector<Eigen::MatrixXd> abs_weights_;
+  long double domain_points_ = 1.0L;  // the measure of the whole domain
+  bool real_domain_ = false;          // some non-protected feature is real
+  double point_cost_ = 0.0, bound_cost_ = 0.0;
+  unsigned threads_ = 1;
 
-  mutable std::once_flag exact_once_;
-  mutable std::vector<std::vector<std::vector<Rational>>> exact_w_;
-  mutable std::vector<std::vector<Rational>> exact_b_;
-  mutable std::atomic<std::int64_t> exact_only_{0};
-  mutable std::atomic<std::int64_t> slivers_{0};  // real-feature regions split to the last bit, still open
+  std::atomic<std::int64_t> slivers_{0};  // real-feature regions split to the last bit, still open
+  std::atomic<int> witnesses_found_{0};
 
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::vector<Region> stack_;
-  int busy_ = 0;
-  bool stop_ = false, timed_out_ = false;
+  std::vector<std::unique_ptr<Queue>> queues_;
+  std::atomic<long> pending_{0};  // regions queued or being split
+  std::atomic<bool> stop_{false};
+  std::mutex idle_mutex_;
+  std::condition_variable idle_cv_;
+
+  std::mutex mutex_;  // guards everything below
+  bool interrupted_ = false;
   std::exception_ptr error_;
-  std::int64_t regions_ = 0, leaves_ = 0, rejected_ = 0, checked_ = 0;
-  long double certified_ = 0.0L, falsified_ = 0.0L, undecided_ = 0.0L;
+  std::int64_t regions_ = 0, leaves_ = 0, rejected_ = 0, checked_ = 0, enumerated_ = 0, counted_ = 0;
+  std::int64_t exact_only_ = 0, evicted_ = 0;
+  long double closed_certified_ = 0.0L, closed_falsified_ = 0.0L;  // measures of closed regions
+  long double open_fair_ = 0.0L, open_unfair_ = 0.0L;              // counted in open regions
+  std::vector<Region> stuck_;                                      // open for good
   std::vector<WitnessPair> witnesses_;
+  std::vector<RegionReport> reports_;
 };
 
 }  // namespace
@@ -608,6 +1142,50 @@ FairnessResult auto_search(const Model& model, const Schema& schema, const Compl
   r.stats.tests += stats.tests;
   r.stats.rejected += stats.rejected;
   return r;
+}
+
+DataShare measure_rows(const Model& model, const Schema& schema, const std::vector<int>& protected_features,
+                       const Eigen::MatrixXd& raw, const std::string& source) {
+  DataShare d;
+  d.measured = true;
+  d.source = source;
+  d.rows = raw.cols();
+  const std::vector<Eigen::VectorXd> combos = protected_combinations(schema, protected_features);
+  std::vector<std::vector<int>> labels(combos.size());
+  std::string why;
+  const std::optional<ReluNetwork> net = relu_network_of(model, &why);
+  for (std::size_t c = 0; c < combos.size(); ++c) {
+    const Eigen::MatrixXd rc = with_protected(raw, protected_features, combos[c]);
+    const Eigen::MatrixXd x = schema.to_model_columns(rc);
+    if (!net) {
+      labels[c] = evaluate(model, x, Precision::Float64).labels;
+      continue;
+    }
+    // The double logits with their rounding bounds; rows within the bound of the threshold are
+    // evaluated in exact rationals.
+    Eigen::VectorXd in_err = Eigen::VectorXd::Zero(schema.model_width());
+    for (int f = 0; f < schema.size(); ++f) {
+      const Feature& feat = schema.feature(f);
+      const double lo = std::min(feat.min, rc.row(f).minCoeff()), hi = std::max(feat.max, rc.row(f).maxCoeff());
+      in_err(feat.model_offset) = 2.0 * norm_error(feat, lo, hi);
+    }
+    const ExactNetwork exact(*net, schema);
+    Eigen::RowVectorXd err;
+    const Eigen::RowVectorXd z = BoundedForward(*net).logits(x, in_err, err);
+    labels[c].resize(static_cast<std::size_t>(rc.cols()));
+    for (Eigen::Index i = 0; i < rc.cols(); ++i)
+      labels[c][static_cast<std::size_t>(i)] = exact.label(rc.col(i), z(i), err(i));
+  }
+  for (Eigen::Index i = 0; i < raw.cols(); ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    for (std::size_t c = 1; c < combos.size(); ++c) {
+      if (labels[c][u] != labels[0][u]) {
+        ++d.unfair;
+        break;
+      }
+    }
+  }
+  return d;
 }
 
 }  // namespace witness

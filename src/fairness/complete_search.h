@@ -12,6 +12,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -29,7 +30,7 @@ enum class SplitRule : std::uint8_t { Score, Widest };
 SplitRule parse_split_rule(const std::string& name);  // "score", "widest"
 
 struct CompleteProgress {
-  double certified = 0.0, falsified = 0.0;  // shares of the domain so far
+  double certified = 0.0, falsified = 0.0;  // shares of the domain so far (sound at every moment)
   std::int64_t leaves = 0;
   double seconds = 0.0;
 };
@@ -37,19 +38,28 @@ struct CompleteProgress {
 struct CompleteSearchOptions {
   std::vector<int> protected_features;  // schema feature indices (required)
   int max_witnesses = 1;                // stop after this many replayed witnesses...
-  bool quantify = false;                // ...unless measuring the whole domain
-  bool check = false;                   // re-prove every region closed by bounds with Z3 (slow; for tests)
+  // ...unless measuring the whole domain: open regions are then refined largest undecided share
+  // first, so a time limit leaves sound certified/falsified shares at every moment.
+  bool quantify = false;
+  bool check = false;  // re-prove every region closed by bounds with Z3 (slow; for tests)
   SplitRule split = SplitRule::Score;
   double falsify_seconds = 0.5;  // auto_search: falsification before dual_search (non-ReLU models)
   // auto_search: share of the time limit for which falsification runs beside complete_search
   // (near-fair models: bounds close little, but witnesses sit next to the decision boundary).
   double falsify_share = 0.5;
-  const std::atomic<bool>* cancel = nullptr;  // stop early (verdict inconclusive) when it becomes true
+  // A region is enumerated point by point (exactly) when that costs at most this many times one
+  // bound computation; 0 enumerates only single points.
+  double enumerate_factor = 16.0;
+  int max_regions = 1000;                               // quantify: falsified/undecided regions kept for the report
+  std::size_t max_open_regions = std::size_t{1} << 21;  // queue cap; beyond it the least undecided stay open
+  const std::atomic<bool>* cancel = nullptr;            // stop early (verdict inconclusive) when it becomes true
   // Called from one worker about four times a second (e.g. a progress line on a terminal).
   std::function<void(const CompleteProgress&)> progress;
 };
 
 // Throws UnsupportedError when the model is not a Dense/ReLU network under a threshold rule.
+// With quantify, the result's share, regions and (for integer domains that finished) exact point
+// counts say how many individuals a protected change treats differently, and which.
 FairnessResult complete_search(const Model& model, const Schema& schema, const CompleteSearchOptions& options,
                                Env& env);
 
@@ -58,5 +68,12 @@ FairnessResult complete_search(const Model& model, const Schema& schema, const C
 // complete engine does not handle get falsify() for falsify_seconds and then dual_search (engine
 // "auto(dual)").
 FairnessResult auto_search(const Model& model, const Schema& schema, const CompleteSearchOptions& options, Env& env);
+
+// The rows of a data set (raw columns [features][n]) checked against every combination of the
+// protected values: a row is unfair when some combination changes its label, decided exactly
+// (double with an error bound, exact rationals near the threshold) for Dense/ReLU networks and by
+// the evaluator in double otherwise.
+DataShare measure_rows(const Model& model, const Schema& schema, const std::vector<int>& protected_features,
+                       const Eigen::MatrixXd& raw, const std::string& source);
 
 }  // namespace witness

@@ -66,11 +66,32 @@ struct SearchStats {
 };
 
 // Shares of the domain of the non-protected features (integer points; a real feature counts by
-// length): certified = no protected change flips the label there, falsified = proven to flip
-// (regions where every point is a witness, and witness points), undecided = the rest.
+// length): certified = no protected change flips the label there, falsified = proven to flip (for
+// some protected change), undecided = the rest. They add up to 1; a finished run has undecided 0.
 struct DomainShare {
   bool measured = false;  // only the complete engine measures
   double certified = 0.0, falsified = 0.0, undecided = 1.0;
+  // Integer domains: the number of points (non-protected features), and of the falsified ones
+  // when the run finished (exact: every region was closed by bounds or by enumeration).
+  long double points = 0.0L, falsified_points = 0.0L;
+  bool exact = false;
+};
+
+// A box of the domain (raw bounds per schema feature; protected features span their domain) and
+// what is known of it: `falsified` of its points change label for some protected change, `undecided`
+// are not known either way (shares of the whole domain; share = the box's own share).
+struct RegionReport {
+  Eigen::VectorXd lo, hi;
+  double share = 0.0, falsified = 0.0, undecided = 0.0;
+  long double points = 0.0L;   // integer points in the box (real features: not counted)
+  bool all_falsified = false;  // every point of the box changes label
+};
+
+// Rows of a data set checked exactly against every protected value (--data).
+struct DataShare {
+  bool measured = false;
+  std::int64_t rows = 0, unfair = 0;
+  std::string source;
 };
 
 struct FairnessResult {
@@ -82,6 +103,10 @@ struct FairnessResult {
   SearchStats stats;
   DomainShare share;
   std::string phase;  // auto engine: "falsification" or "complete" (which phase decided)
+  // Complete engine with quantify: falsified and undecided boxes, merged where adjacent, largest
+  // falsified share first (at most CompleteSearchOptions::max_regions).
+  std::vector<RegionReport> regions;
+  DataShare data;
 };
 
 }  // namespace witness

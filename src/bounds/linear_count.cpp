@@ -1,0 +1,242 @@
+#include "bounds/linear_count.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <utility>
+
+namespace witness {
+namespace {
+
+constexpr double kUnit = 0x1p-53;
+constexpr double kTiny = 0x1p-1000;
+
+constexpr double kProbabilitySlack = 1e-9;  // relative; covers the rounding of every probability sum
+
+// The term as computed in double (slope >= 0 after reflect()).
+double value_at(const LinearTerm& t, double v) { return t.slope * v + t.offset; }
+
+// v -> -v turns a decreasing term into an increasing one; negation is exact, so T is unchanged.
+LinearTerm reflect(LinearTerm t) {
+  if (t.kind != LinearTerm::Kind::Table && t.slope < 0.0) {
+    t.slope = -t.slope;
+    std::swap(t.lo, t.hi);
+    t.lo = -t.lo;
+    t.hi = -t.hi;
+  }
+  return t;
+}
+
+std::pair<double, double> range_of(const LinearTerm& t) {
+  if (t.kind == LinearTerm::Kind::Table) {
+    const auto [a, b] = std::minmax_element(t.table.begin(), t.table.end());
+    return {*a, *b};
+  }
+  return {value_at(t, t.lo), value_at(t, t.hi)};
+}
+
+// Bound on how far a value's computed position can be from where the exact one lies, for the
+// rounding in bin indices and bin boundaries.
+double placement_error(const LinearTerm& t, double tmin, double tmax, double width) {
+  double e = 8.0 * kUnit * (std::abs(tmin) + std::abs(tmax) + width);
+  if (t.kind != LinearTerm::Kind::Table)
+    e += 8.0 * kUnit * (std::abs(t.offset) + t.slope * (std::abs(t.lo) + std::abs(t.hi) + 1.0));
+  return e + kTiny;
+}
+
+double floor_down(double q) { return std::floor(q - 4.0 * kUnit * std::abs(q) - 4.0 * kUnit); }
+double floor_up(double q) { return std::floor(q + 4.0 * kUnit * std::abs(q) + 4.0 * kUnit); }
+
+}  // namespace
+
+LinearTerm LinearTerm::integers(double slope, double offset, double lo, double hi, double error) {
+  LinearTerm t;
+  t.kind = Kind::Integers;
+  t.slope = slope, t.offset = offset, t.lo = lo, t.hi = hi, t.error = error;
+  return t;
+}
+
+LinearTerm LinearTerm::reals(double slope, double offset, double lo, double hi, double error) {
+  LinearTerm t = integers(slope, offset, lo, hi, error);
+  t.kind = Kind::Reals;
+  return t;
+}
+
+LinearTerm LinearTerm::values(std::vector<double> table, double error) {
+  LinearTerm t;
+  t.kind = Kind::Table;
+  t.table = std::move(table);
+  t.error = error;
+  return t;
+}
+
+LinearDistribution::LinearDistribution(double constant, double error, const std::vector<LinearTerm>& terms, int bins) {
+  // The widest term is kept value by value up to this many values (blocks of values beyond).
+  const auto kMaxAtoms = static_cast<std::size_t>(std::clamp(bins * 2, 256, 16384));
+  double magnitude = std::abs(constant);
+  error_ = error + kTiny;
+  constant_ = constant;
+  min_ = max_ = constant;
+  struct Prepared {
+    LinearTerm t;
+    double tmin, tmax;
+  };
+  std::vector<Prepared> varying;
+  for (const LinearTerm& raw : terms) {
+    const LinearTerm t = reflect(raw);
+    const auto [tmin, tmax] = range_of(t);
+    error_ += t.error;
+    min_ += tmin;
+    max_ += tmax;
+    magnitude += std::abs(tmin) + std::abs(tmax);
+    const bool single = t.kind == LinearTerm::Kind::Table ? t.table.size() == 1 : t.lo == t.hi;
+    if (single || tmin == tmax) {
+      constant_ += tmin;
+      continue;
+    }
+    varying.push_back({t, tmin, tmax});
+  }
+  // Each addition above rounded; this bounds all of them together.
+  error_ += 4.0 * kUnit * static_cast<double>(terms.size() + 1) * magnitude;
+
+  std::size_t heavy = varying.size();
+  double widest = -1.0;
+  for (std::size_t i = 0; i < varying.size(); ++i) {
+    if (varying[i].tmax - varying[i].tmin > widest) widest = varying[i].tmax - varying[i].tmin, heavy = i;
+  }
+  if (heavy == varying.size()) {
+    atoms_.push_back({0.0, 0.0, 1.0});
+  } else {
+    const Prepared& h = varying[heavy];
+    const LinearTerm& t = h.t;
+    error_ += placement_error(t, h.tmin, h.tmax, 0.0);
+    if (t.kind == LinearTerm::Kind::Table) {
+      const double p = 1.0 / static_cast<double>(t.table.size());
+      for (double v : t.table) atoms_.push_back({v, v, p});
+    } else if (t.kind == LinearTerm::Kind::Integers) {
+      const double n = t.hi - t.lo + 1.0;
+      if (n <= static_cast<double>(kMaxAtoms)) {
+        for (double v = t.lo; v <= t.hi; v += 1.0) atoms_.push_back({value_at(t, v), value_at(t, v), 1.0 / n});
+      } else {  // blocks of consecutive values
+        const auto blocks = static_cast<double>(kMaxAtoms);
+        double first = t.lo;
+        for (std::size_t j = 1; j <= kMaxAtoms; ++j) {
+          const double next = j == kMaxAtoms ? t.hi + 1.0 : t.lo + std::floor(static_cast<double>(j) * n / blocks);
+          if (next > first) atoms_.push_back({value_at(t, first), value_at(t, next - 1.0), (next - first) / n});
+          first = std::max(first, next);
+        }
+      }
+    } else {
+      const double pieces = static_cast<double>(kMaxAtoms), length = t.hi - t.lo;
+      double a = t.lo;
+      for (std::size_t j = 1; j <= kMaxAtoms; ++j) {
+        const double b = j == kMaxAtoms ? t.hi : t.lo + length * (static_cast<double>(j) / pieces);
+        if (b > a) atoms_.push_back({value_at(t, a), value_at(t, b), (b - a) / length});
+        a = std::max(a, b);
+      }
+    }
+    varying.erase(varying.begin() + static_cast<std::ptrdiff_t>(heavy));
+  }
+
+  if (varying.empty()) return;
+  double span = 0.0;
+  for (const Prepared& p : varying) span += p.tmax - p.tmin;
+  bin_ = span / static_cast<double>(std::max(1, bins));
+  std::vector<double> dist{1.0};
+  for (const Prepared& p : varying) {
+    light_base_ += p.tmin;
+    // Within its bin a term lies at most a bin, or its own span, above the bin's low edge.
+    light_width_ += std::min(bin_, p.tmax - p.tmin);
+    const LinearTerm& t = p.t;
+    const auto nf = static_cast<std::size_t>(std::floor((p.tmax - p.tmin) / bin_)) + 2;
+    error_ += placement_error(t, p.tmin, p.tmax, bin_ * static_cast<double>(nf));
+    std::vector<double> hist(nf, 0.0);
+    auto bin_of = [&](double value) {
+      const double q = std::floor((value - p.tmin) / bin_);
+      return static_cast<std::size_t>(std::clamp(q, 0.0, static_cast<double>(nf - 1)));
+    };
+    if (t.kind == LinearTerm::Kind::Table) {
+      const double w = 1.0 / static_cast<double>(t.table.size());
+      for (double v : t.table) hist[bin_of(v)] += w;
+    } else if (t.kind == LinearTerm::Kind::Integers) {
+      const double n = t.hi - t.lo + 1.0;
+      if (n <= 4.0 * static_cast<double>(nf) || n <= 65536.0) {
+        for (double v = t.lo; v <= t.hi; v += 1.0) hist[bin_of(value_at(t, v))] += 1.0;
+      } else {  // count the integers whose value falls in each bin (slope > 0 here)
+        double first = t.lo;
+        for (std::size_t k = 0; k < nf; ++k) {
+          double next = t.hi + 1.0;
+          if (k + 1 < nf) {
+            const double edge = p.tmin + bin_ * static_cast<double>(k + 1);
+            next = std::clamp(std::ceil((edge - t.offset) / t.slope), first, t.hi + 1.0);
+          }
+          hist[k] += next - first;
+          first = next;
+        }
+      }
+      for (double& c : hist) c /= n;
+    } else {
+      const double width = p.tmax - p.tmin;
+      for (std::size_t k = 0; k < nf; ++k) {
+        const double a = p.tmin + bin_ * static_cast<double>(k);
+        const double b = std::min(p.tmax, p.tmin + bin_ * static_cast<double>(k + 1));
+        hist[k] = b > a ? (b - a) / width : 0.0;
+      }
+    }
+    // Sparse on both sides: small terms have a few non-empty bins, and so has the sum at first.
+    std::vector<std::size_t> nz_hist, nz_dist;
+    for (std::size_t j = 0; j < nf; ++j)
+      if (hist[j] != 0.0) nz_hist.push_back(j);
+    for (std::size_t i = 0; i < dist.size(); ++i)
+      if (dist[i] != 0.0) nz_dist.push_back(i);
+    std::vector<double> next(dist.size() + nf - 1, 0.0);
+    for (std::size_t j : nz_hist)
+      for (std::size_t i : nz_dist) next[i + j] += dist[i] * hist[j];
+    dist = std::move(next);
+  }
+  light_cdf_.resize(dist.size());
+  double sum = 0.0;
+  for (std::size_t i = 0; i < dist.size(); ++i) light_cdf_[i] = sum += dist[i];
+  error_ += 8.0 * kUnit * (std::abs(light_base_) + bin_ * static_cast<double>(dist.size()) + light_width_);
+}
+
+double LinearDistribution::light_cdf(double k) const {
+  if (k < 0.0) return 0.0;
+  if (k >= static_cast<double>(light_cdf_.size() - 1)) return 1.0;
+  return light_cdf_[static_cast<std::size_t>(k)];
+}
+
+// sum = C + T_heavy + sum of light terms, where each light term lies in
+// [tmin + bin k, tmin + bin (k + 1)) up to the errors gathered in error_.
+double LinearDistribution::cdf_lower(double s) const {
+  double total = 0.0;
+  for (const Atom& a : atoms_) {
+    // sum <= C + a.hi + light_base + bin K + light_width + error_ <= s
+    const double rest = s - constant_ - a.hi - light_base_ - light_width_ - error_;
+    const double guard =
+        4.0 * kUnit * (std::abs(s) + std::abs(constant_) + std::abs(a.hi) + std::abs(light_base_) + light_width_);
+    if (light_cdf_.empty()) {
+      if (s - constant_ - a.hi - error_ - guard >= 0.0) total += a.p;
+      continue;
+    }
+    total += a.p * light_cdf(floor_down((rest - guard) / bin_));
+  }
+  return std::clamp(total * (1.0 - kProbabilitySlack), 0.0, 1.0);
+}
+
+double LinearDistribution::cdf_upper(double s) const {
+  double total = 0.0;
+  for (const Atom& a : atoms_) {
+    // sum >= C + a.lo + light_base + bin K - error_, so sum <= s needs K <= (s - ...) / bin
+    const double rest = s - constant_ - a.lo - light_base_ + error_;
+    const double guard = 4.0 * kUnit * (std::abs(s) + std::abs(constant_) + std::abs(a.lo) + std::abs(light_base_));
+    if (light_cdf_.empty()) {
+      if (s - constant_ - a.lo + error_ + guard >= 0.0) total += a.p;
+      continue;
+    }
+    total += a.p * light_cdf(floor_up((rest + guard) / bin_));
+  }
+  return std::clamp(total * (1.0 + kProbabilitySlack), 0.0, 1.0);
+}
+
+}  // namespace witness
