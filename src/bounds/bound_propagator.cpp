@@ -71,6 +71,10 @@ NetworkBounds BoundPropagator::bounds(const Eigen::VectorXd& lo, const Eigen::Ve
   std::vector<Eigen::VectorXd> amax{abs_max(lo, hi)};  // amax[k]: |a_{k-1}| bound (inputs first)
   Eigen::VectorXd alo = lo, ahi = hi;
   for (std::size_t k = 0; k < net_.layers.size(); ++k) {
+    if (stopped()) {
+      nb.interrupted = true;
+      return nb;
+    }
     const auto& layer = net_.layers[k];
     Eigen::VectorXd l = pos_weights_[k] * alo + neg_weights_[k] * ahi + layer.bias;
     Eigen::VectorXd h = pos_weights_[k] * ahi + neg_weights_[k] * alo + layer.bias;
@@ -109,6 +113,10 @@ void BoundPropagator::back_substitute(NetworkBounds& nb, std::size_t k, const Ei
   Eigen::VectorXd cu = top.bias(rows), cl = cu;
   Eigen::VectorXd eu = Eigen::VectorXd::Zero(u.rows()), el = Eigen::VectorXd::Zero(u.rows());
   for (std::size_t j = k; j-- > 0;) {
+    if (stopped()) {
+      nb.interrupted = true;
+      return;
+    }
     const Eigen::Index n = nb.lo[j].size();
     Eigen::VectorXd up_s(n), up_c(n), lo_s(n), hmax(n);
     for (Eigen::Index i = 0; i < n; ++i) {

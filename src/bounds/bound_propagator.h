@@ -14,6 +14,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <atomic>
 #include <vector>
 
 #include "bounds/relu_network.h"
@@ -31,12 +32,15 @@ struct NetworkBounds {
   // Used to rank input features for splitting and to count the points the bounds decide.
   Eigen::VectorXd lower_coef, upper_coef;
   double lower_const = 0.0, upper_const = 0.0, lower_err = 0.0, upper_err = 0.0;
+  bool interrupted = false;  // the stop flag was raised before the bounds were complete: not usable
   [[nodiscard]] Interval output() const { return {lo.back()(0), hi.back()(0)}; }
 };
 
 class BoundPropagator {
  public:
   explicit BoundPropagator(const ReluNetwork& net);
+  // bounds() looks at *stop between layers (wide networks take long) and gives up when it is set.
+  void set_stop(const std::atomic<bool>* stop) { stop_ = stop; }
 
   // Bounds over the box lo <= x <= hi (the box must already contain the exact inputs).
   [[nodiscard]] NetworkBounds bounds(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi) const;
@@ -52,7 +56,9 @@ class BoundPropagator {
   void back_substitute(NetworkBounds& nb, std::size_t k, const Eigen::VectorXd& in_lo, const Eigen::VectorXd& in_hi,
                        const std::vector<Eigen::VectorXd>& amax) const;
 
+  [[nodiscard]] bool stopped() const { return stop_ != nullptr && stop_->load(std::memory_order_relaxed); }
   const ReluNetwork& net_;
+  const std::atomic<bool>* stop_ = nullptr;
   std::vector<Eigen::MatrixXd> abs_weights_;  // |W_k|
   std::vector<Eigen::MatrixXd> pos_weights_, neg_weights_;
 };

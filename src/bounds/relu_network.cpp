@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <limits>
+
 namespace witness {
 
 double ReluNetwork::logit(const Eigen::VectorXd& x) const { return logits(x)(0); }
@@ -95,26 +98,39 @@ BoundedForward::BoundedForward(const ReluNetwork& net) : net_(net) {
 // the smaller): two matrix products per layer. The rounding of A and A^2 is bounded by
 // |A~ - A| <= g |W||W|^T, |B~ - A~^2| <= g |A~||A~|, and the Frobenius norms of products of
 // those (||XY||_F <= ||X||_F ||Y||_F), all second order.
-const std::vector<double>& BoundedForward::spectral_bounds() const {
-  std::call_once(once_, [this] {
-    for (std::size_t k = 0; k < net_.layers.size(); ++k) {
-      const Eigen::MatrixXd& w = net_.layers[k].weights;
-      if (w.rows() == 1 || w.cols() == 1) {  // a vector: its 2-norm
-        spectral_.push_back(frobenius_[k]);
-        continue;
-      }
-      const bool wide = w.cols() > w.rows();
-      const Eigen::MatrixXd a = wide ? Eigen::MatrixXd(w * w.transpose()) : Eigen::MatrixXd(w.transpose() * w);
-      const Eigen::MatrixXd b = a * a;
-      const Eigen::Index n = wide ? w.cols() : w.rows();  // summation length of A
-      const double fw = frobenius_[k], fa = a.norm() * (1.0 + gamma(a.size())), fb = b.norm() * (1.0 + gamma(b.size()));
-      const double ea = gamma(n) * fw * fw;                 // ||A~ - A||_F
-      const double eb = gamma(a.rows()) * fa * fa;          // ||B~ - A~^2||_F
-      const double a2 = fb + eb + 2.0 * ea * fa + ea * ea;  // >= ||A^2||_F
-      spectral_.push_back(std::pow(a2 * (1.0 + 1e-12), 0.25) * (1.0 + 1e-12));
+bool BoundedForward::spectral_bounds(std::vector<double>& out) const {
+  const std::lock_guard lock(mutex_);
+  for (std::size_t k = spectral_.size(); k < net_.layers.size(); ++k) {
+    if (stop_ != nullptr && stop_->load()) return false;
+    const Eigen::MatrixXd& w = net_.layers[k].weights;
+    if (w.rows() == 1 || w.cols() == 1) {  // a vector: its 2-norm
+      spectral_.push_back(frobenius_[k]);
+      continue;
     }
-  });
-  return spectral_;
+    const bool wide = w.cols() > w.rows();
+    const Eigen::MatrixXd wt = wide ? Eigen::MatrixXd(w) : Eigen::MatrixXd(w.transpose());  // A = wt wt^T
+    Eigen::MatrixXd a(wt.rows(), wt.rows()), b(wt.rows(), wt.rows());
+    // Row blocks, so that the stop flag is seen every few tens of milliseconds.
+    constexpr Eigen::Index kBlock = 128;
+    for (Eigen::Index r = 0; r < a.rows(); r += kBlock) {
+      if (stop_ != nullptr && stop_->load()) return false;
+      const Eigen::Index m = std::min(kBlock, a.rows() - r);
+      a.middleRows(r, m).noalias() = wt.middleRows(r, m) * wt.transpose();
+    }
+    for (Eigen::Index r = 0; r < b.rows(); r += kBlock) {
+      if (stop_ != nullptr && stop_->load()) return false;
+      const Eigen::Index m = std::min(kBlock, b.rows() - r);
+      b.middleRows(r, m).noalias() = a.middleRows(r, m) * a;
+    }
+    const Eigen::Index n = wide ? w.cols() : w.rows();  // summation length of A
+    const double fw = frobenius_[k], fa = a.norm() * (1.0 + gamma(a.size())), fb = b.norm() * (1.0 + gamma(b.size()));
+    const double ea = gamma(n) * fw * fw;                 // ||A~ - A||_F
+    const double eb = gamma(a.rows()) * fa * fa;          // ||B~ - A~^2||_F
+    const double a2 = fb + eb + 2.0 * ea * fa + ea * ea;  // >= ||A^2||_F
+    spectral_.push_back(std::pow(a2 * (1.0 + 1e-12), 0.25) * (1.0 + 1e-12));
+  }
+  out = spectral_;
+  return true;
 }
 
 Eigen::RowVectorXd BoundedForward::logits(const Eigen::MatrixXd& x, const Eigen::VectorXd& input_error,
@@ -150,9 +166,13 @@ Eigen::RowVectorXd BoundedForward::logits(const Eigen::MatrixXd& x, const Eigen:
     err = std::move(e);
   }
   error = err.row(0);
-  for (Eigen::Index j = 0; j < cols; ++j) need2 = need2 || error(j) >= std::abs(a(0, j));
+  for (Eigen::Index j = 0; j < cols; ++j) need2 = need2 || error(j) >= std::abs(a(0, j) - net_.threshold);
   if (need2 && net_.layers.size() > 2) {
-    const std::vector<double>& sigma = spectral_bounds();
+    std::vector<double> sigma;
+    if (!spectral_bounds(sigma)) {
+      error.setConstant(std::numeric_limits<double>::infinity());
+      return a.row(0);
+    }
     for (std::size_t k = 0; k < net_.layers.size(); ++k) err2 = (sigma[k] * err2 + rounding2[k]) * (1.0 + 8 * kUnit);
     error = error.array().min(err2.transpose());
   }

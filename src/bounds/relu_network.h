@@ -9,6 +9,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <atomic>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -50,17 +51,21 @@ struct ReluNetwork {
 class BoundedForward {
  public:
   explicit BoundedForward(const ReluNetwork& net);
+  // The spectral bounds (seconds on wide networks) watch *stop between layers; when it is set, the
+  // errors that needed them are returned as infinite.
+  void set_stop(const std::atomic<bool>* stop) { stop_ = stop; }
   // input_error: per model input, how far x may be from the exact inputs.
   [[nodiscard]] Eigen::RowVectorXd logits(const Eigen::MatrixXd& x, const Eigen::VectorXd& input_error,
                                           Eigen::RowVectorXd& error) const;
 
  private:
-  [[nodiscard]] const std::vector<double>& spectral_bounds() const;
+  [[nodiscard]] bool spectral_bounds(std::vector<double>& out) const;  // false when stopped
   const ReluNetwork& net_;
+  const std::atomic<bool>* stop_ = nullptr;
   std::vector<Eigen::MatrixXd> abs_weights_;
   std::vector<double> frobenius_;  // ||W_k||_F, rounded up
-  mutable std::once_flag once_;
-  mutable std::vector<double> spectral_;  // >= the largest singular value of W_k
+  mutable std::mutex mutex_;
+  mutable std::vector<double> spectral_;  // >= the largest singular value of W_k (filled layer by layer)
 };
 
 // The network when m is Dense layers with ReLU between them (Identity nodes allowed) under a

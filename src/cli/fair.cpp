@@ -1,7 +1,10 @@
 // witness fair MODEL --schema S --protected A[,B] --engine concolic|dual: find an unfairness
 // witness pair, or prove that none exists in the schema's domain.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +12,7 @@
 #include <iostream>
 #include <memory>
 
+#include "bounds/relu_network.h"
 #include "cli/cli.h"
 #include "core/alarm.h"
 #include "core/error.h"
@@ -38,6 +42,9 @@ struct FairArgs {
   int max_witnesses = 1;
   double query_time_limit = 1.0;
   std::string witnesses_out;
+  std::string regions_out;
+  std::string data;
+  int max_regions = 1000;
   bool json = false;
   std::map<std::string, std::string> env_options;
 };
@@ -55,7 +62,8 @@ nlohmann::json witness_json(const Model& model, const Schema& schema, const Witn
           {"label_prime_name", label_name(model, schema, w.label_prime)},
           {"output", to_vector(w.output)},
           {"output_prime", to_vector(w.output_prime)},
-          {"float32_differs", w.float32_differs}};
+          {"float32_witness", w.float32_witness},
+          {"float32_within_rounding", w.float32_within_rounding}};
 }
 
 // One row per pair: x's raw values, then the protected values of x' (columns "<name>'"), then both labels.
@@ -73,26 +81,114 @@ std::string join(const std::vector<std::string>& names) {
   return out;
 }
 
+// A share of the domain in percent, with enough digits that small shares stay visible.
+std::string percent(double share) {
+  if (share == 0.0) return "0%";
+  if (share == 1.0) return "100%";
+  const double p = 100.0 * share;
+  return p >= 0.01 ? fmt::format("{:.4g}%", p) : fmt::format("{:.2g}%", p);
+}
+
+void print_shares(const Schema& schema, const std::vector<std::string>& names, const std::vector<int>& prot,
+                  const FairnessResult& r) {
+  const DomainShare& d = r.share;
+  std::cout << fmt::format("  domain: certified {}, falsified {}, undecided {}{}\n", percent(d.certified),
+                           percent(d.falsified), percent(d.undecided),
+                           d.points > 0.0L ? fmt::format(" of {:.6g} points", static_cast<double>(d.points)) : "");
+  if (d.exact)
+    std::cout << fmt::format("  exactly {:.0f} of the {:.0f} points change label when {} changes\n",
+                             static_cast<double>(d.falsified_points), static_cast<double>(d.points),
+                             fmt::join(names, " or "));
+  std::size_t shown = 0, falsified = 0;
+  for (const RegionReport& g : r.regions) falsified += g.falsified > 0.0 ? 1 : 0;
+  for (const RegionReport& g : r.regions) {
+    if (g.falsified <= 0.0 || shown == 5) continue;
+    if (shown++ == 0)
+      std::cout << fmt::format("  falsified regions, largest first ({} of {}{}):\n",
+                               std::min<std::size_t>(5, falsified), falsified,
+                               falsified > 5 ? "; all with --regions-out" : "");
+    const std::string who = g.all_falsified ? "every point"
+                            : g.undecided > 0.0
+                                ? fmt::format("at least {} of its points ({} undecided)",
+                                              percent(g.falsified / g.share), percent(g.undecided / g.share))
+                                : fmt::format("{} of its points", percent(g.falsified / g.share));
+    std::cout << fmt::format("    {} of the domain, {}: {}\n", percent(g.falsified), who, region_rule(schema, g, prot));
+  }
+}
+
+// The regions as CSV: what is known of each box, its rule, and its range per feature.
+void write_regions(const std::string& path, const Schema& schema, const std::vector<int>& prot,
+                   const std::vector<RegionReport>& regions) {
+  std::ofstream out(path);
+  if (!out) throw InputError(path, "", "cannot open for writing");
+  out << "kind,share,falsified,undecided,points,rule";
+  for (int f = 0; f < schema.size(); ++f)
+    if (std::find(prot.begin(), prot.end(), f) == prot.end()) out << "," << csv_field(schema.feature(f).name);
+  out << "\n";
+  for (const RegionReport& g : regions) {
+    const char* status = g.all_falsified ? "falsified" : g.undecided > 0.0 ? "undecided" : "partly falsified";
+    out << fmt::format("{},{:.17g},{:.17g},{:.17g},{:.17g},{}", status, g.share, g.falsified, g.undecided,
+                       static_cast<double>(g.points), csv_field(region_rule(schema, g, prot)));
+    for (int f = 0; f < schema.size(); ++f) {
+      if (std::find(prot.begin(), prot.end(), f) != prot.end()) continue;
+      const std::string lo = schema.display(f, g.lo(f)), hi = schema.display(f, g.hi(f));
+      out << "," << csv_field(lo == hi ? lo : lo + ".." + hi);
+    }
+    out << "\n";
+  }
+  out.close();
+  if (!out) throw InputError(path, "", "writing failed");
+}
+
+nlohmann::json regions_json(const Schema& schema, const std::vector<int>& prot,
+                            const std::vector<RegionReport>& regions) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const RegionReport& g : regions) {
+    nlohmann::json bounds = nlohmann::json::object();
+    for (int f = 0; f < schema.size(); ++f) {
+      if (std::find(prot.begin(), prot.end(), f) != prot.end()) continue;
+      bounds[schema.feature(f).name] = {schema.display(f, g.lo(f)), schema.display(f, g.hi(f))};
+    }
+    out.push_back({{"rule", region_rule(schema, g, prot)},
+                   {"all_falsified", g.all_falsified},
+                   {"share", g.share},
+                   {"falsified", g.falsified},
+                   {"undecided", g.undecided},
+                   {"points", static_cast<double>(g.points)},
+                   {"bounds", bounds}});
+  }
+  return out;
+}
+
 void print_text(const Model& model, const Schema& schema, const std::vector<std::string>& names,
                 const std::vector<int>& prot, const FairnessResult& r) {
   const SearchStats& st = r.stats;
   switch (r.verdict) {
     case Verdict::Witness: {
       const WitnessPair& w = r.witnesses.front();
-      std::cout << fmt::format("witness: {} treats these two inputs differently; they differ only in {}\n", model.name,
-                               join(names));
+      // Name only the protected features that differ between x and x'.
+      std::vector<std::string> differ;
       std::string changed;
       for (int f : prot) {
+        if (w.raw[f] == w.raw_prime[f]) continue;
+        differ.push_back(schema.feature(f).name);
         changed += fmt::format("{}{}={}", changed.empty() ? "" : ", ", schema.feature(f).name,
-                               schema.display(f, w.raw_prime[f]));
+                               schema.display_quoted(f, w.raw_prime[f]));
       }
+      std::cout << fmt::format("witness: {} treats these two inputs differently; they differ only in {}\n", model.name,
+                               fmt::join(differ, ", "));
       std::cout << fmt::format("  x : {}\n      -> {}\n", schema.display_row(w.raw),
                                label_name(model, schema, w.label));
       std::cout << fmt::format("  x': {} (the rest as x)\n      -> {}\n", changed,
                                label_name(model, schema, w.label_prime));
-      std::cout << (w.float32_differs ? "  replayed on the original model in double and float32\n"
-                                      : "  replayed on the original model in double (in float32 the labels agree: the "
-                                        "gap is below float32 resolution)\n");
+      if (w.float32_within_rounding) {
+        std::cout << "  replayed on the original model in double; in float32 the logits are within rounding error of "
+                     "the threshold, so float32 labels cannot tell\n";
+      } else if (w.float32_witness) {
+        std::cout << "  replayed on the original model in double and float32\n";
+      } else {
+        std::cout << "  replayed on the original model in double (in float32 both get the same label)\n";
+      }
       break;
     }
     case Verdict::Verified:
@@ -111,9 +207,13 @@ void print_text(const Model& model, const Schema& schema, const std::vector<std:
       break;
     case Verdict::Inconclusive: std::cout << fmt::format("inconclusive: {}\n", r.reason); break;
   }
+  if (r.data.measured)
+    std::cout << fmt::format("data: {} of {} rows of {} ({}) change label when {} changes (each row checked exactly)\n",
+                             r.data.unfair, r.data.rows, r.data.source,
+                             percent(static_cast<double>(r.data.unfair) / static_cast<double>(r.data.rows)),
+                             fmt::join(names, " or "));
   if (r.share.measured) {
-    std::cout << fmt::format("  domain: certified {:.6g}%, falsified {:.3g}%, undecided {:.6g}%\n",
-                             100.0 * r.share.certified, 100.0 * r.share.falsified, 100.0 * r.share.undecided);
+    print_shares(schema, names, prot, r);
     std::cout << fmt::format("  engine {}{}: {} regions, {} leaves, {} tests, {:.2f} s\n", r.engine,
                              r.phase.empty() ? "" : " (" + r.phase + ")", st.regions, st.leaves, st.tests, st.seconds);
   } else if (r.engine.rfind("auto", 0) == 0) {
@@ -158,23 +258,48 @@ int run_fair(const FairArgs& args) {
     o.seeds = &data.raw;
   }
   const double limit = env.options.get_real("time-limit");
-  const std::string why = fmt::format(
-      "the engine did not stop within {:.0f} s of the {} s time limit (a solver call "
-      "ignored it)",
-      limit * 0.1 + 2.0, limit);
-  nlohmann::json late = {
-      {"verdict", "inconclusive"}, {"engine", args.engine},        {"model", model.source}, {"schema", schema.source()},
-      {"protected", names},        {"exhaustive", false},          {"reason", why},         {"witnesses_found", 0},
-      {"witness", nullptr},        {"stats", {{"seconds", limit}}}};
+  // The latest shares the complete engine reported (sound when reported), for the answer below.
+  std::atomic<double> last_certified{0.0}, last_falsified{0.0};
+  const bool measures = args.engine == "complete" || args.engine == "auto";
+  const bool uses_z3 = args.engine == "smt" || args.engine == "dual" || args.engine == "concolic" ||
+                       (args.engine == "auto" && !relu_network_of(model, nullptr));
   // The last resort behind --time-limit: Z3 4.8.12 ignores its timeout and interrupts inside some
   // integer checks, so if the engine has not returned well after the limit, print an inconclusive
-  // answer and end the process (exit 20) instead of overrunning without bound.
-  const std::string answer = args.json ? late.dump(2) + "\n" : "inconclusive: " + why + "\n";
+  // answer (with the shares known so far) and end the process (exit 20) instead of overrunning.
+  auto late_answer = [&]() {
+    const std::string why = fmt::format("the engine did not stop within {:.0f} s of the {} s time limit{}",
+                                        limit * 0.1 + 2.0, limit, uses_z3 ? " (a Z3 call ignored its timeout)" : "");
+    const double c = last_certified.load(), f = last_falsified.load();
+    if (!args.json) {
+      std::string text = "inconclusive: " + why + "\n";
+      if (measures)
+        text += fmt::format("  domain: certified {}, falsified {}, undecided {} (the last shares reported)\n",
+                            percent(c), percent(f), percent(std::max(0.0, 1.0 - c - f)));
+      return text;
+    }
+    nlohmann::json late = {{"verdict", "inconclusive"},
+                           {"engine", args.engine},
+                           {"model", model.source},
+                           {"schema", schema.source()},
+                           {"protected", names},
+                           {"exhaustive", false},
+                           {"reason", why},
+                           {"witnesses_found", 0},
+                           {"witness", nullptr},
+                           {"stats", {{"seconds", limit}}}};
+    if (measures) {
+      late["certified"] = c;
+      late["falsified"] = f;
+      late["undecided"] = std::max(0.0, 1.0 - c - f);
+    }
+    return late.dump(2) + "\n";
+  };
   const Alarm deadline(limit > 0 ? std::optional(std::chrono::steady_clock::now() +
                                                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                                      std::chrono::duration<double>(limit * 1.1 + 2.0)))
                                  : std::nullopt,
-                       [&answer] {
+                       [&late_answer] {
+                         const std::string answer = late_answer();
                          std::fputs(answer.c_str(), stdout);
                          std::fflush(stdout);
                          std::_Exit(20);
@@ -185,12 +310,32 @@ int run_fair(const FairArgs& args) {
   co.quantify = args.quantify;
   co.check = args.check;
   co.split = parse_split_rule(args.split);
+  co.max_regions = args.max_regions;
+  if (args.max_regions < 0) throw InputError("--max-regions: expected a count >= 0");
   ProgressLine progress;
-  co.progress = [&progress](const CompleteProgress& p) {
-    progress.show(fmt::format("decided {:.4g}% (certified {:.4g}%, falsified {:.2g}%), {} leaves, {:.0f} leaves/s",
-                              100.0 * (p.certified + p.falsified), 100.0 * p.certified, 100.0 * p.falsified, p.leaves,
-                              p.seconds > 0 ? static_cast<double>(p.leaves) / p.seconds : 0.0));
+  double last_log = 0.0;
+  co.progress = [&](const CompleteProgress& p) {
+    last_certified = p.certified;
+    last_falsified = p.falsified;
+    const std::string line = fmt::format("decided {} (certified {}, falsified {}), {} leaves, {:.0f} leaves/s",
+                                         percent(p.certified + p.falsified), percent(p.certified), percent(p.falsified),
+                                         p.leaves, p.seconds > 0 ? static_cast<double>(p.leaves) / p.seconds : 0.0);
+    if (env.options.get_int("verbose") >= 1) {  // --verbose: a line a second, terminal or not
+      if (p.seconds - last_log >= 1.0) {
+        last_log = p.seconds;
+        env.log(1, "{:.1f} s: {}", p.seconds, line);
+      }
+    } else {
+      progress.show(line);
+    }
   };
+  Dataset rows;
+  if (!args.data.empty()) {
+    rows = load_csv(args.data, schema);
+    if (rows.raw.cols() == 0) throw InputError(args.data, "", "no data rows");
+  }
+  env.log(1, "fair: {} ({} inputs), engine {}, protected {}, time limit {} s", model.name, model.input_width(),
+          args.engine, fmt::join(names, ","), limit);
   FairnessResult r;
   if (args.engine == "concolic") {
     r = concolic_search(model, schema, o, env);
@@ -207,8 +352,11 @@ int run_fair(const FairArgs& args) {
         fmt::format("--engine: unknown engine '{}' (known: auto, complete, smt, dual, concolic)", args.engine));
   }
   progress.clear();
+  if (!args.data.empty()) r.data = measure_rows(model, schema, o.protected_features, rows.raw, args.data);
   if (!args.witnesses_out.empty())
     write_witnesses(args.witnesses_out, model, schema, o.protected_features, r.witnesses);
+  if (!args.regions_out.empty()) write_regions(args.regions_out, schema, o.protected_features, r.regions);
+  for (const auto& [name, value] : env.stats.all()) env.log(1, "{} = {}", name, value);
 
   if (args.json) {
     const SearchStats& st = r.stats;
@@ -243,7 +391,18 @@ int run_fair(const FairArgs& args) {
       doc["certified"] = r.share.certified;
       doc["falsified"] = r.share.falsified;
       doc["undecided"] = r.share.undecided;
+      doc["domain"] = {{"points", static_cast<double>(r.share.points)},
+                       {"exact", r.share.exact},
+                       {"falsified_points",
+                        r.share.exact ? nlohmann::json(static_cast<double>(r.share.falsified_points)) : nullptr}};
+      if (args.quantify) doc["regions"] = regions_json(schema, o.protected_features, r.regions);
     }
+    if (r.data.measured)
+      doc["data"] = {{"file", r.data.source},
+                     {"rows", r.data.rows},
+                     {"unfair", r.data.unfair},
+                     {"share", static_cast<double>(r.data.unfair) / static_cast<double>(r.data.rows)}};
+    doc["counters"] = env.stats.all();
     if (!r.phase.empty()) doc["phase"] = r.phase;
     print_json(doc);
   } else {
@@ -278,6 +437,13 @@ void add_fair_command(CLI::App& app, int& status) {
                   "seconds per solver call in the first round; calls that hit it are retried after the rest "
                   "with 4x the limit (0 = no own limit) [default 1]");
   cmd->add_option("--witnesses-out", args->witnesses_out, "write the witness pairs as CSV (raw, named values)");
+  cmd->add_option("--regions-out", args->regions_out,
+                  "--quantify: write the falsified and undecided regions as CSV (rules over the features, shares)");
+  cmd->add_option("--max-regions", args->max_regions,
+                  "--quantify: regions kept for the report, largest falsified share first [default 1000]");
+  cmd->add_option("--data", args->data,
+                  "also check every row of this CSV against every protected value (exact) and report the share of "
+                  "rows whose label changes");
   cmd->add_flag("--check", args->check, "complete: re-prove every region closed by bounds with Z3 (slow; for testing)");
   cmd->add_flag("--quantify", args->quantify,
                 "complete: go on after a witness and measure the certified/falsified/undecided shares of the domain");

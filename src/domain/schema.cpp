@@ -519,16 +519,18 @@ std::string Schema::display_row(const Eigen::Ref<const Eigen::VectorXd>& raw) co
   std::string out;
   for (int i = 0; i < size() && i < raw.size(); ++i) {
     if (i != 0) out += ", ";
-    std::string v = display(i, raw[i]);
-    // Quote labels that would make the list ambiguous ("1-4 years", "a,b").
-    if (v.find_first_of(" ,=\"\t") != std::string::npos) {
-      std::string q = "\"";
-      for (char c : v) q += c == '"' ? std::string("\\\"") : std::string(1, c);
-      v = q + "\"";
-    }
-    out += features_[static_cast<std::size_t>(i)].name + "=" + v;
+    out += features_[static_cast<std::size_t>(i)].name + "=" + display_quoted(i, raw[i]);
   }
   return out;
+}
+
+std::string Schema::display_quoted(int feature, double raw) const {
+  std::string v = display(feature, raw);
+  // Quote labels that would make a list ambiguous ("1-4 years", "a,b").
+  if (v.find_first_of(" ,=\"\t") == std::string::npos) return v;
+  std::string q = "\"";
+  for (char c : v) q += c == '"' ? std::string("\\\"") : std::string(1, c);
+  return q + "\"";
 }
 
 std::string Schema::try_parse_value(int fi, std::string_view text, double& value) const {

@@ -97,6 +97,9 @@ class Schema {
   // the shortest decimal that reads back as the same double.
   [[nodiscard]] std::string display(int feature, double raw) const;
   [[nodiscard]] std::string display_row(const Eigen::Ref<const Eigen::VectorXd>& raw) const;  // "a=1, b=x"
+  // display() in double quotes when it holds a space, comma, '=' or quote ("1-4 years"), as in
+  // display_row, so that every list of values in text output reads back the same way.
+  [[nodiscard]] std::string display_quoted(int feature, double raw) const;
   // Parses a category label (labels win over codes), a numeric code or number, or true/false;
   // checks integrality and the bounds. Throws InputError naming the feature.
   [[nodiscard]] double parse_value(int feature, std::string_view text) const;

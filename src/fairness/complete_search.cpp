@@ -39,6 +39,7 @@ constexpr int kCountBins = 256;       // bins of a first count
 constexpr int kFineBins = 16384;      // where the bounds are near-linear and binning limits the count
 constexpr double kMinCounted = 0.02;  // no count where a normal approximation says it decides less
 constexpr long double kMaxEnumerated = 1 << 24;
+constexpr std::size_t kPointReports = 4096;  // falsified points of an enumerated region reported one by one
 
 double gamma_n(Eigen::Index n) { return (static_cast<double>(n) + 4.0) * kUnit * 1.01; }
 
@@ -61,6 +62,7 @@ struct Evaluation {
   std::int64_t rejected = 0, checked = 0, enumerated = 0, counted = 0, exact_only = 0;
   bool report = false;  // a closed region with falsified points, for the report
   bool all_falsified = false;
+  std::vector<Eigen::VectorXd> unfair_points;  // enumerated: each falsified point, when few
 };
 
 // Bounds the error of a normalised model input as computed in double against its exact value,
@@ -75,11 +77,16 @@ double norm_error(const Feature& feat, double rlo, double rhi) {
   return 16.0 * kUnit * (std::abs(a) + std::abs(b) + scale) + 0x1p-1000;
 }
 
+// Thrown by an evaluation that the stop flag cut short: the region stays open (undecided).
+struct Interrupted {};
+
 // The network in exact rational arithmetic, with model inputs computed exactly from raw values:
 // the arbiter for points whose double logit lies within its rounding bound of the threshold.
 class ExactNetwork {
  public:
   ExactNetwork(const ReluNetwork& net, const Schema& schema) : net_(net), schema_(schema) {}
+  // logit() throws Interrupted between layers once *stop is set (a wide layer takes seconds).
+  void set_stop(const std::atomic<bool>* stop) { stop_ = stop; }
 
   [[nodiscard]] Rational logit(const Eigen::VectorXd& raw) const {
     std::call_once(once_, [this] {
@@ -113,6 +120,7 @@ class ExactNetwork {
       a[static_cast<std::size_t>(feat.model_offset)] = x;
     }
     for (std::size_t k = 0; k < w_.size(); ++k) {
+      if (stop_ != nullptr && stop_->load()) throw Interrupted{};
       std::vector<Rational> h = b_[k];
       for (std::size_t r = 0; r < h.size(); ++r)
         for (std::size_t c = 0; c < a.size(); ++c)
@@ -129,12 +137,16 @@ class ExactNetwork {
   [[nodiscard]] int label(const Eigen::VectorXd& raw, double z, double error) const {
     if (z - error > net_.threshold) return 1;
     if (z + error <= net_.threshold) return 0;
+    ++exact_points_;
     return logit(raw) > Rational::from_double(net_.threshold) ? 1 : 0;
   }
+  [[nodiscard]] std::int64_t exact_points() const { return exact_points_.load(); }
 
  private:
   const ReluNetwork& net_;
   const Schema& schema_;
+  const std::atomic<bool>* stop_ = nullptr;
+  mutable std::atomic<std::int64_t> exact_points_{0};  // points decided in rationals
   mutable std::once_flag once_;
   mutable std::vector<std::vector<std::vector<Rational>>> w_;
   mutable std::vector<std::vector<Rational>> b_;
@@ -185,6 +197,9 @@ class Verifier {
     if (threads == 0) threads = std::max(1U, std::thread::hardware_concurrency());
     threads_ = threads;
     for (unsigned t = 0; t < threads; ++t) queues_.push_back(std::make_unique<Queue>());
+    bp_.set_stop(&stop_);
+    forward_.set_stop(&stop_);
+    exact_.set_stop(&stop_);
   }
 
   FairnessResult run() {
@@ -197,19 +212,48 @@ class Verifier {
     for (int i = 0; i < nc; ++i)
       for (int j = 0; j < nc; ++j)
         if (i != j) root.open.push_back(i * nc + j);
-    if (env_.expired() || (o_.cancel != nullptr && o_.cancel->load())) {  // nothing done: all undecided
+    // The time limit and the cancel flag raise stop_, which long evaluations (bounds of wide
+    // networks, enumeration) watch, so a limit is kept to within one layer or one batch.
+    std::atomic<bool> done{false};
+    std::thread watchdog([this, &done] {
+      while (!done.load()) {
+        if (env_.expired() || (o_.cancel != nullptr && o_.cancel->load())) {
+          interrupted_ = true;
+          stop_ = true;
+          idle_cv_.notify_all();
+          return;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    });
+    Evaluation ev;
+    bool root_open = false;
+    if (env_.expired() || (o_.cancel != nullptr && o_.cancel->load())) {
       interrupted_ = true;
+      root_open = true;
+    } else {
+      try {
+        evaluate(root, ev);
+      } catch (const Interrupted&) {
+        root_open = true;
+      } catch (...) {
+        done = true;
+        watchdog.join();
+        throw;
+      }
+    }
+    if (root_open) {  // nothing decided: all undecided
       root.measure = measure(root);
       stuck_.push_back(std::move(root));
-      return result();
+    } else {
+      commit(0, nullptr, {}, {std::move(root)}, {std::move(ev)});
+      std::vector<std::thread> pool;
+      for (unsigned t = 1; t < threads_; ++t) pool.emplace_back([this, t] { work(t); });
+      work(0);
+      for (auto& t : pool) t.join();
     }
-    Evaluation ev;
-    evaluate(root, ev);
-    commit(0, nullptr, {}, {std::move(root)}, {std::move(ev)});
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads_; ++t) pool.emplace_back([this, t] { work(t); });
-    work(0);
-    for (auto& t : pool) t.join();
+    done = true;
+    watchdog.join();
     if (error_) std::rethrow_exception(error_);
     return result();
   }
@@ -354,13 +398,15 @@ class Verifier {
     for (int f = 0; f < schema_.size(); ++f)
       if (!is_protected_[static_cast<std::size_t>(f)] && r.lo(f) < r.hi(f)) dims.push_back(f);
     const auto total = static_cast<std::int64_t>(measure(r));
-    constexpr std::int64_t kBatch = 256;
+    // Batches of about 2e8 multiply-adds, so that the stop flag is seen often on wide networks.
+    const auto batch = static_cast<std::int64_t>(std::clamp(2e8 / std::max(1.0, point_cost_), 1.0, 256.0));
     Eigen::VectorXd cur = r.lo;
-    Eigen::MatrixXd raw(schema_.size(), kBatch);
-    std::vector<std::vector<char>> label(combos_.size(), std::vector<char>(kBatch, 0));
+    Eigen::MatrixXd raw(schema_.size(), batch);
+    std::vector<std::vector<char>> label(combos_.size(), std::vector<char>(batch, 0));
     std::int64_t unfair = 0;
     for (std::int64_t done = 0; done < total;) {
-      const std::int64_t b = std::min(kBatch, total - done);
+      if (stop_.load(std::memory_order_relaxed)) throw Interrupted{};
+      const std::int64_t b = std::min(batch, total - done);
       for (std::int64_t i = 0; i < b; ++i) {
         raw.col(i) = cur;
         for (int f : dims) {  // mixed-radix increment
@@ -377,6 +423,7 @@ class Verifier {
         const Eigen::MatrixXd rc = with_protected(block, o_.protected_features, combos_[c]);
         Eigen::RowVectorXd err;
         const Eigen::RowVectorXd z = forward_.logits(schema_.to_model_columns(rc), in_err, err);
+        if (stop_.load(std::memory_order_relaxed)) throw Interrupted{};
         for (std::int64_t i = 0; i < b; ++i) {
           label[c][static_cast<std::size_t>(i)] = static_cast<char>(exact_.label(rc.col(i), z(i), err(i)));
         }
@@ -392,6 +439,7 @@ class Verifier {
         }
         if (flip < 0) continue;
         ++unfair;
+        if (o_.quantify && ev.unfair_points.size() <= kPointReports) ev.unfair_points.push_back(block.col(i));
         if (wants_witnesses() && ev.witnesses.size() < static_cast<std::size_t>(std::max(1, o_.max_witnesses)) &&
             !try_candidate(block.col(i), flip / nc, flip % nc, ev))
           ++ev.exact_only;
@@ -588,6 +636,7 @@ class Verifier {
       Eigen::VectorXd lo, hi;
       model_box(r, combos_[c], lo, hi);
       nb[c] = bp_.bounds(lo, hi);
+      if (nb[c].interrupted) throw Interrupted{};
     }
     const DifferenceCache diff(*this, nb);
     const double t = net_.threshold;
@@ -610,8 +659,22 @@ class Verifier {
       ev.closed = true;
       ev.falsified = r.measure;
       ev.report = ev.all_falsified = true;
-      if (wants_witnesses() && !try_candidate(center, everywhere / nc, everywhere % nc, ev))
-        try_candidate(r.lo, everywhere / nc, everywhere % nc, ev);
+      // Every point flips: the first few (in enumeration order) serve as witnesses.
+      Eigen::VectorXd point = r.lo;
+      for (int tries = 0; wants_witnesses() && tries < 4 * std::max(1, o_.max_witnesses) &&
+                          static_cast<int>(ev.witnesses.size()) < std::max(1, o_.max_witnesses);
+           ++tries) {
+        try_candidate(tries == 0 ? center : point, everywhere / nc, everywhere % nc, ev);
+        if (tries == 0) continue;
+        bool wrapped = true;
+        for (int f = 0; f < schema_.size() && wrapped; ++f) {
+          if (is_protected_[static_cast<std::size_t>(f)] || !schema_.feature(f).integral() || r.lo(f) == r.hi(f))
+            continue;
+          wrapped = point(f) >= r.hi(f);
+          point(f) = wrapped ? r.lo(f) : point(f) + 1.0;
+        }
+        if (wrapped) break;
+      }
       return;
     }
     if (o_.check) ev.checked = recheck(r, open);
@@ -784,7 +847,18 @@ class Verifier {
           ++leaves_;
           closed_certified_ += ev.certified;
           closed_falsified_ += ev.falsified;
-          if (ev.report && o_.quantify) add_report(c, ev.falsified, 0.0L, ev.all_falsified);
+          if (ev.report && o_.quantify) {
+            if (!ev.all_falsified && !ev.unfair_points.empty() && ev.unfair_points.size() <= kPointReports) {
+              // Single points, merged into boxes at the end: crisp rules instead of a share of a box.
+              for (const Eigen::VectorXd& p : ev.unfair_points) {
+                Region point{p, p, {}, {}, 0, -1};
+                point.measure = 1.0L;
+                add_report(point, 1.0L, 0.0L, true);
+              }
+            } else {
+              add_report(c, ev.falsified, 0.0L, ev.all_falsified);
+            }
+          }
           continue;
         }
         open_fair_ += c.fair;
@@ -870,6 +944,10 @@ class Verifier {
           ++slivers_;
           stuck.push_back(r);
         }
+      } catch (const Interrupted&) {  // the region goes back undecided, as it was
+        children.clear();
+        evs.clear();
+        stuck.push_back(r);
       } catch (...) {
         std::lock_guard lock(mutex_);
         if (!error_) error_ = std::current_exception();
@@ -964,6 +1042,7 @@ class Verifier {
     env_.stats.set("complete.leaves", static_cast<double>(leaves_));
     env_.stats.set("complete.enumerated_points", static_cast<double>(enumerated_));
     env_.stats.set("complete.counted_regions", static_cast<double>(counted_));
+    env_.stats.set("complete.exact_points", static_cast<double>(exact_.exact_points()));
     env_.stats.set("complete.open_regions", static_cast<double>(left.size()));
     env_.stats.set("complete.evicted_regions", static_cast<double>(evicted_));
     r.share.measured = true;
@@ -1035,8 +1114,8 @@ class Verifier {
   std::mutex idle_mutex_;
   std::condition_variable idle_cv_;
 
-  std::mutex mutex_;  // guards everything below
-  bool interrupted_ = false;
+  std::atomic<bool> interrupted_{false};  // stopped by the time limit or the cancel flag
+  std::mutex mutex_;                      // guards everything below
   std::exception_ptr error_;
   std::int64_t regions_ = 0, leaves_ = 0, rejected_ = 0, checked_ = 0, enumerated_ = 0, counted_ = 0;
   std::int64_t exact_only_ = 0, evicted_ = 0;

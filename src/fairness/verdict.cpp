@@ -1,5 +1,10 @@
 #include "fairness/verdict.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
 #include "model/evaluator.h"
 
 namespace witness {
@@ -50,12 +55,44 @@ std::optional<WitnessPair> replay_witness(const Model& model, const Schema& sche
   const Evaluation e64 = evaluate(model, both, Precision::Float64);
   const Evaluation e32 = evaluate(model, both, Precision::Float32);
   if (e64.labels[0] == e64.labels[1]) return std::nullopt;
-  w.float32_differs = e32.labels[0] != e32.labels[1];
+  w.float32_witness = e32.labels[0] != e32.labels[1];
+  if (model.rule.kind == DecisionRule::Kind::Threshold) {
+    // Both logits (threshold rules look through a final sigmoid: the rule node holds the logit).
+    const double t = model.rule.threshold;
+    for (Eigen::Index c = 0; c < 2; ++c) {
+      const double z64 = e64.decision(model.rule.index, c), z32 = e32.decision(model.rule.index, c);
+      const double resolution = 64.0 * 0x1p-24 * std::max(std::abs(z64), std::abs(t)) + std::abs(z32 - z64);
+      if (std::abs(z64 - t) <= resolution) w.float32_within_rounding = true;
+    }
+  }
   w.label = e64.labels[0];
   w.label_prime = e64.labels[1];
   w.output = e64.outputs.col(0);
   w.output_prime = e64.outputs.col(1);
   return w;
+}
+
+std::string region_rule(const Schema& schema, const RegionReport& region, const std::vector<int>& protected_features) {
+  std::string out;
+  for (int f = 0; f < schema.size(); ++f) {
+    if (std::find(protected_features.begin(), protected_features.end(), f) != protected_features.end()) continue;
+    const Feature& feat = schema.feature(f);
+    const double lo = region.lo(f), hi = region.hi(f);
+    if (lo <= feat.min && hi >= feat.max) continue;
+    std::string part;
+    if (lo == hi) {
+      part = feat.name + "=" + schema.display_quoted(f, lo);
+    } else if (feat.kind == FeatureKind::Categorical && hi - lo < 4.0) {
+      for (double v = lo; v <= hi; v += 1.0) part += (part.empty() ? "" : ", ") + schema.display_quoted(f, v);
+      part = feat.name + " in {" + part + "}";
+    } else if (feat.integral()) {
+      part = fmt::format("{} {}..{}", feat.name, schema.display_quoted(f, lo), schema.display_quoted(f, hi));
+    } else {
+      part = fmt::format("{} in [{}, {}]", feat.name, schema.display_quoted(f, lo), schema.display_quoted(f, hi));
+    }
+    out += (out.empty() ? "" : ", ") + part;
+  }
+  return out.empty() ? "the whole domain" : out;
 }
 
 }  // namespace witness

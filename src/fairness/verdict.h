@@ -30,15 +30,20 @@ struct WitnessPair {
   Eigen::VectorXd raw, raw_prime;        // raw values, one per schema feature
   int label = 0, label_prime = 0;        // in double
   Eigen::VectorXd output, output_prime;  // the model's outputs in double
-  // The labels also differ in float32. A near-fair model can differ only by less than float32
-  // resolves; the pair is still a witness of the model as computed in double (and exactly).
-  bool float32_differs = false;
+  // The pair is also a witness when the model is evaluated in float32 (as most frameworks run
+  // it). A near-fair model can differ by less than float32 resolves; the pair is still a witness of
+  // the model as computed in double (and exactly).
+  bool float32_witness = false;
+  // A logit lies closer to the threshold than float32 rounding can resolve (less than 64 float32
+  // ulps of the logits' magnitude, or than the observed float32-double gap): float32 labels
+  // cannot be trusted either way for this pair.
+  bool float32_within_rounding = false;
 };
 
 // Replays a candidate pair of model-input vectors on the original model. The raw rows are read
 // back with Schema::from_model and re-normalised, so the pair that is returned is exactly what a
 // user would feed. nullopt when the pair is out of the domain, differs outside the protected
-// features, has equal protected values, or its labels do not differ in double; float32_differs
+// features, has equal protected values, or its labels do not differ in double; float32_witness
 // tells whether float32 evaluation agrees.
 std::optional<WitnessPair> replay_witness(const Model& model, const Schema& schema,
                                           const std::vector<int>& protected_features, const Eigen::VectorXd& x,
@@ -86,6 +91,10 @@ struct RegionReport {
   long double points = 0.0L;   // integer points in the box (real features: not counted)
   bool all_falsified = false;  // every point of the box changes label
 };
+
+// The region as a readable rule over the features it restricts, protected ones left out:
+// "month 35..80, credit_amount 0..7, purpose in {A40, A41}" ("the whole domain" if none).
+std::string region_rule(const Schema& schema, const RegionReport& region, const std::vector<int>& protected_features);
 
 // Rows of a data set checked exactly against every protected value (--data).
 struct DataShare {

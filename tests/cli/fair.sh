@@ -36,7 +36,7 @@ check "AC1 race: verdict witness, engine dual, protected [race]" $?
 json_check "$T/ac1.json" 'd["model"].endswith("AC1.h5") and d["exhaustive"] in (True, False) and d["witnesses_found"] == 1'
 check "AC1 race: model, exhaustive, witnesses_found" $?
 json_check "$T/ac1.json" 'all(k in d["witness"] for k in ("x", "x_prime", "x_named", "x_prime_named", "label",
-  "label_prime", "output", "output_prime", "float32_differs")) and d["witness"]["float32_differs"] in (True, False)'
+  "label_prime", "output", "output_prime", "float32_witness")) and d["witness"]["float32_witness"] in (True, False)'
 check "AC1 race: witness fields" $?
 json_check "$T/ac1.json" 'all(isinstance(d["stats"][k], int) and d["stats"][k] >= 0 for k in ("frontier", "tests", "sat",
   "unsat")) and d["stats"]["seconds"] >= 0 and d["stats"]["tests"] == 1 + d["stats"]["sat"] and d["stats"]["frontier"] > 0'
@@ -130,7 +130,7 @@ fair_json "$T/ac1s.json" "$AC1" --schema "$ADULT" --protected sex --engine auto
 expect_rc 10 "fair AC1 --protected sex --engine auto"
 json_check "$T/ac1s.json" 'd["verdict"] == "witness" and d["engine"] == "auto" and
   d["phase"] in ("falsification", "complete") and d["witnesses_found"] >= 1 and
-  d["witness"]["label"] != d["witness"]["label_prime"] and d["witness"]["float32_differs"] in (True, False)'
+  d["witness"]["label"] != d["witness"]["label_prime"] and d["witness"]["float32_witness"] in (True, False)'
 check "AC1 sex auto: witness, engine auto, phase, labels differ" $?
 json_check "$T/ac1s.json" '[k for k in d["witness"]["x_named"] if d["witness"]["x_named"][k] !=
   d["witness"]["x_prime_named"][k]] == ["sex"]'

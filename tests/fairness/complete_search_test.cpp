@@ -79,7 +79,7 @@ FairnessResult check_complete(const Tiny& t, const Truth& truth, unsigned thread
       expect_real_witness(t, truth, w);
       const auto again = replay_witness(t.model, t.schema, t.prot, w.x, w.x_prime);
       EXPECT_TRUE(again.has_value());
-      EXPECT_TRUE(w.float32_differs);
+      EXPECT_TRUE(w.float32_witness);
     }
     EXPECT_TRUE(r.reason.empty()) << r.reason;
   } else {
@@ -564,7 +564,7 @@ TEST(CompleteSearch, WitnessBelowFloat32Resolution) {
     const FairnessResult r = complete_search(t.model, t.schema, options_for(t), env);
     ASSERT_EQ(r.verdict, Verdict::Witness) << r.reason;
     const WitnessPair& wp = r.witnesses[0];
-    EXPECT_FALSE(wp.float32_differs);
+    EXPECT_FALSE(wp.float32_witness);
     EXPECT_EQ(wp.raw(0), 1.0);
     EXPECT_NE(wp.label, wp.label_prime);
     EXPECT_TRUE(replay_witness(t.model, t.schema, t.prot, wp.x, wp.x_prime).has_value());

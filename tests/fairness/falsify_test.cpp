@@ -225,7 +225,7 @@ TEST(Falsify, FindsNothingOnFairModels) {
   EXPECT_TRUE(falsify(fair, t.schema, options_for(t, 0.1), env, stats).empty());
 }
 
-// Pairs that differ in double but not in float32 are witnesses (float32_differs says so); a pair
+// Pairs that differ in double but not in float32 are witnesses (float32_witness says so); a pair
 // whose labels agree in double is never returned, however close its logits are.
 TEST(Falsify, NeverReportsANonReplayingPair) {
   {  // label = [a + p * 2^-30 > 1]: witnesses at a = 1, in double only
@@ -234,7 +234,7 @@ TEST(Falsify, NeverReportsANonReplayingPair) {
     SearchStats stats;
     const std::vector<WitnessPair> found = falsify(t.model, t.schema, options_for(t, 1.0), env, stats);
     ASSERT_EQ(found.size(), 1U);
-    EXPECT_FALSE(found[0].float32_differs);
+    EXPECT_FALSE(found[0].float32_witness);
     EXPECT_EQ(found[0].raw(0), 1.0);
     EXPECT_TRUE(replay_witness(t.model, t.schema, t.prot, found[0].x, found[0].x_prime).has_value());
   }

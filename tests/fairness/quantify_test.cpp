@@ -1,0 +1,276 @@
+// Quantified fairness (complete_search with quantify): exact counts against brute force, the
+// regions that say for whom, sound shares when a run stops early, data rows, and the defects that a
+// new user found (shares over 100% with --max-witnesses, float32 wording).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <random>
+#include <set>
+
+#include "fairness/complete_search.h"
+#include "tiny_networks.h"
+
+namespace witness {
+namespace {
+
+using test::Tiny;
+
+Env env_for(unsigned threads, const std::string& time_limit = "60") {
+  Env env;
+  env.options.set("time-limit", time_limit);
+  env.options.set("threads", std::to_string(threads));
+  env.start();
+  return env;
+}
+
+// Per non-protected point (raw values, protected entries at their minimum): does some protected
+// change flip the double label? The tiny networks are exact in double, so this is the truth.
+std::map<std::vector<double>, bool> unfair_points(const Tiny& t) {
+  const Eigen::MatrixXd raw = test::domain_points(t.schema);
+  const Evaluation e = evaluate(t.model, t.schema.to_model_columns(raw));
+  std::map<std::vector<double>, std::set<int>> labels;
+  for (Eigen::Index j = 0; j < raw.cols(); ++j) {
+    Eigen::VectorXd key = raw.col(j);
+    for (int f : t.prot) key(f) = t.schema.feature(f).min;
+    labels[test::row(key)].insert(e.labels[static_cast<std::size_t>(j)]);
+  }
+  std::map<std::vector<double>, bool> out;
+  for (const auto& [key, seen] : labels) out[key] = seen.size() > 1;
+  return out;
+}
+
+// A medium network over ~80,000 points: large enough that regions are counted, not enumerated,
+// small enough to brute-force.
+Tiny medium(std::uint64_t seed) {
+  Tiny t;
+  t.name = "medium" + std::to_string(seed);
+  t.schema = parse_schema(R"(
+name = "medium"
+protected = ["p"]
+features = [
+  { name = "a", kind = "integer", min = 0, max = 30 },
+  { name = "b", kind = "integer", min = -15, max = 15, scale = 0.25, offset = 0.5 },
+  { name = "c", kind = "integer", min = 0, max = 20 },
+  { name = "k", kind = "categorical", categories = ["u", "v", "w", "x"], encoding = "one-hot" },
+  { name = "p", kind = "boolean" },
+]
+)",
+                          "medium.toml");
+  t.prot = t.schema.protected_indices();
+  t.model = test::random_net(t.name, t.schema, t.prot, {8, 6}, seed, 1.0, 0.0);
+  return t;
+}
+
+void expect_exact(const Tiny& t, const CompleteSearchOptions& o, unsigned threads) {
+  SCOPED_TRACE(t.name + " threads " + std::to_string(threads) + " enumerate " + std::to_string(o.enumerate_factor));
+  const auto truth = unfair_points(t);
+  long long unfair = 0;
+  for (const auto& [key, u] : truth) unfair += u ? 1 : 0;
+  Env env = env_for(threads);
+  const FairnessResult r = complete_search(t.model, t.schema, o, env);
+  ASSERT_TRUE(r.share.measured);
+  EXPECT_TRUE(r.share.exact) << r.reason;
+  EXPECT_EQ(r.share.undecided, 0.0);
+  EXPECT_EQ(static_cast<double>(r.share.points), static_cast<double>(truth.size()));
+  EXPECT_EQ(static_cast<long long>(r.share.falsified_points), unfair);
+  EXPECT_EQ(r.share.falsified, static_cast<double>(unfair) / static_cast<double>(truth.size()));
+  EXPECT_EQ(r.share.certified + r.share.falsified, 1.0);
+  EXPECT_EQ(r.verdict, unfair > 0 ? Verdict::Witness : Verdict::Verified);
+  // The regions: all-falsified boxes hold only unfair points, and together with the partly
+  // falsified ones they account for the whole falsified share (nothing is truncated here).
+  double reported = 0.0;
+  for (const RegionReport& g : r.regions) {
+    reported += g.falsified;
+    EXPECT_EQ(g.undecided, 0.0);
+    if (!g.all_falsified) continue;
+    for (const auto& [key, u] : truth) {
+      bool inside = true;
+      for (int f = 0; f < t.schema.size(); ++f) {
+        const double v = key[static_cast<std::size_t>(f)];
+        inside =
+            inside && (std::find(t.prot.begin(), t.prot.end(), f) != t.prot.end() || (v >= g.lo(f) && v <= g.hi(f)));
+      }
+      if (inside) {
+        EXPECT_TRUE(u) << "a fair point inside a falsified box: " << region_rule(t.schema, g, t.prot);
+      }
+    }
+  }
+  EXPECT_NEAR(reported, r.share.falsified, 1e-12);
+}
+
+TEST(Quantify, ExactCountsMatchBruteForce) {
+  for (int i = 0; i < 16; ++i) {
+    const Tiny t = test::random_tiny(i);
+    CompleteSearchOptions o;
+    o.protected_features = t.prot;
+    o.quantify = true;
+    o.max_regions = 100000;
+    expect_exact(t, o, 1 + static_cast<unsigned>(i % 2));
+    o.enumerate_factor = 0.0;  // bounds, counting and single points only
+    expect_exact(t, o, 2 - static_cast<unsigned>(i % 2));
+  }
+}
+
+TEST(Quantify, ExactCountsOnAMediumDomain) {
+  const Tiny t = medium(7);
+  CompleteSearchOptions o;
+  o.protected_features = t.prot;
+  o.quantify = true;
+  o.max_regions = 1000000;
+  expect_exact(t, o, 2);
+}
+
+// However a run is cut short, the certified and falsified shares are lower bounds of the truth and
+// the three shares add up to 1: here the queue holds at most 64 regions and the rest stay open, so
+// the shares come from regions closed by bounds, enumerated, and counted in open regions.
+TEST(Quantify, SharesOfAnUnfinishedRunAreSound) {
+  for (std::uint64_t seed : {3, 7, 11}) {
+    const Tiny t = medium(seed);
+    const auto truth = unfair_points(t);
+    double unfair = 0.0;
+    for (const auto& [key, u] : truth) unfair += u ? 1.0 : 0.0;
+    unfair /= static_cast<double>(truth.size());
+    for (double factor : {0.0, 16.0}) {
+      SCOPED_TRACE(t.name + " enumerate " + std::to_string(factor));
+      CompleteSearchOptions o;
+      o.protected_features = t.prot;
+      o.quantify = true;
+      o.enumerate_factor = factor;
+      o.max_open_regions = 64;
+      Env env = env_for(1);
+      const FairnessResult r = complete_search(t.model, t.schema, o, env);
+      EXPECT_LE(r.share.certified, 1.0 - unfair + 1e-12);
+      EXPECT_LE(r.share.falsified, unfair + 1e-12);
+      EXPECT_NEAR(r.share.certified + r.share.falsified + r.share.undecided, 1.0, 1e-12);
+      EXPECT_GE(r.share.undecided, 0.0);
+      double reported_falsified = 0.0;
+      for (const RegionReport& g : r.regions) reported_falsified += g.falsified;
+      EXPECT_LE(reported_falsified, r.share.falsified + 1e-12);
+    }
+  }
+}
+
+TEST(Quantify, TimeLimitLeavesSoundShares) {
+  const Tiny t = medium(5);
+  const auto truth = unfair_points(t);
+  double unfair = 0.0;
+  for (const auto& [key, u] : truth) unfair += u ? 1.0 : 0.0;
+  unfair /= static_cast<double>(truth.size());
+  CompleteSearchOptions o;
+  o.protected_features = t.prot;
+  o.quantify = true;
+  o.enumerate_factor = 0.0;
+  Env env = env_for(2, "0.02");
+  const auto start = std::chrono::steady_clock::now();
+  const FairnessResult r = complete_search(t.model, t.schema, o, env);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
+  EXPECT_LE(r.share.certified, 1.0 - unfair + 1e-12);
+  EXPECT_LE(r.share.falsified, unfair + 1e-12);
+  EXPECT_NEAR(r.share.certified + r.share.falsified + r.share.undecided, 1.0, 1e-12);
+  if (r.share.undecided > 0.0) {
+    EXPECT_FALSE(r.exhaustive);
+    EXPECT_NE(r.reason.find("time limit"), std::string::npos) << r.reason;
+  }
+}
+
+TEST(Quantify, DataRowsAgainstBruteForce) {
+  for (int i = 0; i < 8; ++i) {
+    const Tiny t = test::random_tiny(i);
+    const Eigen::MatrixXd raw = test::domain_points(t.schema);
+    const auto truth = unfair_points(t);
+    long long unfair = 0;
+    for (Eigen::Index j = 0; j < raw.cols(); ++j) {
+      Eigen::VectorXd key = raw.col(j);
+      for (int f : t.prot) key(f) = t.schema.feature(f).min;
+      unfair += truth.at(test::row(key)) ? 1 : 0;
+    }
+    const DataShare d = measure_rows(t.model, t.schema, t.prot, raw, "all.csv");
+    EXPECT_TRUE(d.measured);
+    EXPECT_EQ(d.rows, raw.cols());
+    EXPECT_EQ(d.unfair, unfair) << t.name;
+  }
+}
+
+// --max-witnesses without --quantify: as many witnesses as asked for, on distinct individuals,
+// when there are that many, and shares that stay within [0, 1] and add up to 1.
+TEST(Quantify, ManyWitnessesKeepSharesWithinTheDomain) {
+  int checked = 0;
+  for (int i = 0; i < 19; ++i) {
+    const Tiny t = i < 16 ? test::random_tiny(i) : medium(static_cast<std::uint64_t>(i));
+    const auto truth = unfair_points(t);
+    std::size_t unfair = 0;
+    for (const auto& [key, u] : truth) unfair += u ? 1 : 0;
+    if (unfair < 2) continue;
+    ++checked;
+    CompleteSearchOptions o;
+    o.protected_features = t.prot;
+    o.max_witnesses = 5;
+    Env env = env_for(1);
+    const FairnessResult r = complete_search(t.model, t.schema, o, env);
+    ASSERT_EQ(r.verdict, Verdict::Witness);
+    std::set<std::vector<double>> individuals;
+    for (const WitnessPair& w : r.witnesses) {
+      Eigen::VectorXd key = w.raw;
+      for (int f : t.prot) key(f) = t.schema.feature(f).min;
+      individuals.insert(test::row(key));
+    }
+    EXPECT_EQ(individuals.size(), r.witnesses.size()) << t.name;
+    EXPECT_EQ(r.witnesses.size(), std::min<std::size_t>(5, unfair)) << t.name;
+    EXPECT_LE(r.share.certified + r.share.falsified, 1.0);
+    EXPECT_NEAR(r.share.certified + r.share.falsified + r.share.undecided, 1.0, 1e-12);
+  }
+  EXPECT_GE(checked, 3);
+}
+
+// A witness whose logits sit below float32's resolution of the threshold says so.
+TEST(Quantify, Float32WithinRoundingIsReported) {
+  const Tiny t = test::below_float32();
+  CompleteSearchOptions o;
+  o.protected_features = t.prot;
+  Env env = env_for(1);
+  const FairnessResult r = complete_search(t.model, t.schema, o, env);
+  ASSERT_EQ(r.verdict, Verdict::Witness);
+  EXPECT_TRUE(r.witnesses[0].float32_within_rounding);
+  EXPECT_FALSE(r.witnesses[0].float32_witness);
+  Tiny clear = test::linear_bool_last("clear", 0.5);  // label = [a + p/2 - 5/4 > 0]: margins of 1/4
+  {
+    ModelBuilder b("clear", clear.schema.model_input_names());
+    Eigen::MatrixXd w(1, 4);
+    w << 1, 0, 0, 0.5;
+    const int z = b.dense(b.input(), w, Eigen::VectorXd::Constant(1, -1.25));
+    clear.model = b.finish(b.sigmoid(z), DecisionRule::threshold_on(z, 0.0));
+  }
+  const FairnessResult c = complete_search(clear.model, clear.schema, o, env);
+  ASSERT_EQ(c.verdict, Verdict::Witness);
+  EXPECT_FALSE(c.witnesses[0].float32_within_rounding);
+  EXPECT_TRUE(c.witnesses[0].float32_witness);
+}
+
+TEST(Quantify, RegionRulesNameTheRestrictedFeatures) {
+  const Schema s = parse_schema(R"(
+name = "rules"
+features = [
+  { name = "age", kind = "integer", min = 0, max = 99 },
+  { name = "job", kind = "categorical", categories = ["a b", "c", "d", "e", "f", "g"] },
+  { name = "sex", kind = "categorical", categories = ["F", "M"] },
+  { name = "x", kind = "real", min = 0, max = 1 },
+]
+)",
+                                "rules.toml");
+  RegionReport g;
+  g.lo = Eigen::Vector4d(20, 0, 0, 0);
+  g.hi = Eigen::Vector4d(29, 1, 1, 1);
+  EXPECT_EQ(region_rule(s, g, {2}), "age 20..29, job in {\"a b\", c}");
+  g.lo = Eigen::Vector4d(0, 1, 0, 0.25);
+  g.hi = Eigen::Vector4d(99, 5, 1, 0.5);
+  EXPECT_EQ(region_rule(s, g, {2}), "job c..g, x in [0.25, 0.5]");
+  g.lo = Eigen::Vector4d(0, 0, 0, 0);
+  g.hi = Eigen::Vector4d(99, 5, 1, 1);
+  EXPECT_EQ(region_rule(s, g, {2}), "the whole domain");
+  g.lo(0) = g.hi(0) = 42;
+  EXPECT_EQ(region_rule(s, g, {2}), "age=42");
+}
+
+}  // namespace
+}  // namespace witness
