@@ -83,6 +83,11 @@ NetworkBounds BoundPropagator::bounds(const Eigen::VectorXd& lo, const Eigen::Ve
     widen(l, h, err);
     nb.lo.push_back(l);
     nb.hi.push_back(h);
+    if (k + 1 < net_.layers.size()) {
+      nb.input_sensitivity.emplace_back(k == 0 ? abs_weights_[0]
+                                               : Eigen::MatrixXd::Zero(layer.weights.rows(), lo.size()));
+      nb.output_gap.emplace_back(Eigen::VectorXd::Zero(layer.weights.rows()));
+    }
     if (k > 0) {
       back_substitute(nb, k, lo, hi, amax);
     } else if (net_.layers.size() == 1) {  // z = w . x + b exactly
@@ -140,6 +145,7 @@ void BoundPropagator::back_substitute(NetworkBounds& nb, std::size_t k, const Ei
     const Eigen::MatrixXd lpos = l.cwiseMax(0.0), lneg = l.cwiseMin(0.0);
     const Eigen::MatrixXd l2 = lpos * lo_s.asDiagonal() + lneg * up_s.asDiagonal();
     const Eigen::VectorXd cl_add = lneg * up_c;
+    if (output) nb.output_gap[j] = (upos.row(0).transpose() - lneg.row(0).transpose()).cwiseProduct(up_c);
     const Eigen::MatrixXd au2 = u2.cwiseAbs(), al2 = l2.cwiseAbs();
     eu += gamma(n) * cu_add + gamma(1) * (au2 * hmax);
     el += gamma(n) * cl_add.cwiseAbs() + gamma(1) * (al2 * hmax);
@@ -159,6 +165,10 @@ void BoundPropagator::back_substitute(NetworkBounds& nb, std::size_t k, const Ei
   Eigen::VectorXd lower = l.cwiseMax(0.0) * in_lo + l.cwiseMin(0.0) * in_hi + cl;
   const Eigen::VectorXd erru = ((gamma(n0 + 2) * (u.cwiseAbs() * in_max + cu.cwiseAbs()) + eu) * 1.01).array() + kTiny;
   const Eigen::VectorXd errl = ((gamma(n0 + 2) * (l.cwiseAbs() * in_max + cl.cwiseAbs()) + el) * 1.01).array() + kTiny;
+  if (!output)
+    for (Eigen::Index r = 0; r < u.rows(); ++r)
+      nb.input_sensitivity[k].row(rows[static_cast<std::size_t>(r)]) =
+          (u.row(r).cwiseAbs() + l.row(r).cwiseAbs()) / 2.0;
   for (Eigen::Index r = 0; r < upper.size(); ++r) {
     const Eigen::Index i = rows[static_cast<std::size_t>(r)];
     nb.hi[k](i) = std::min(nb.hi[k](i), add_up(upper(r), erru(r)));

@@ -33,6 +33,11 @@ struct NetworkBounds {
   Eigen::VectorXd lower_coef, upper_coef;
   double lower_const = 0.0, upper_const = 0.0, lower_err = 0.0, upper_err = 0.0;
   bool interrupted = false;  // the stop flag was raised before the bounds were complete: not usable
+  // Where the looseness comes from, to choose what to split: per hidden layer j, each neuron's
+  // share of the output bounds' gap (its relaxation's intercept weighted by the output's
+  // coefficients; 0 when stable), and |coefficients| of its own linear bounds over the inputs.
+  std::vector<Eigen::VectorXd> output_gap;
+  std::vector<Eigen::MatrixXd> input_sensitivity;
   [[nodiscard]] Interval output() const { return {lo.back()(0), hi.back()(0)}; }
 };
 

@@ -160,7 +160,7 @@ LinearDistribution::LinearDistribution(double constant, double error, const std:
       for (double v : t.table) hist[bin_of(v)] += w;
     } else if (t.kind == LinearTerm::Kind::Integers) {
       const double n = t.hi - t.lo + 1.0;
-      if (n <= 4.0 * static_cast<double>(nf) || n <= 65536.0) {
+      if (n <= 4.0 * static_cast<double>(nf) || n <= 64.0) {
         for (double v = t.lo; v <= t.hi; v += 1.0) hist[bin_of(value_at(t, v))] += 1.0;
       } else {  // count the integers whose value falls in each bin (slope > 0 here)
         double first = t.lo;

@@ -33,7 +33,7 @@ struct FairArgs {
   std::string engine = "auto";
   bool check = false;
   bool quantify = false;
-  std::string split = "score";
+  std::string split = "auto";
   std::string seeds;
   long long max_seeds = 0;
   std::string seed_order = "in-order";
@@ -447,7 +447,9 @@ void add_fair_command(CLI::App& app, int& status) {
   cmd->add_flag("--check", args->check, "complete: re-prove every region closed by bounds with Z3 (slow; for testing)");
   cmd->add_flag("--quantify", args->quantify,
                 "complete: go on after a witness and measure the certified/falsified/undecided shares of the domain");
-  cmd->add_option("--split", args->split, "complete: split rule, score or widest [default score]");
+  cmd->add_option("--split", args->split,
+                  "complete: split rule: gap (narrow the unstable neurons that loosen the bounds), score (the largest "
+                  "coefficient x width), widest, or auto: gap with --quantify, score otherwise [default auto]");
   cmd->add_flag("--json", args->json, "print one JSON document on stdout");
   add_env_options(*cmd, args->env_options, {"seed", "time-limit", "threads", "verbose"});
   cmd->callback([args, &status] { status = run_fair(*args); });

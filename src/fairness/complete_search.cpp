@@ -28,7 +28,9 @@ namespace witness {
 SplitRule parse_split_rule(const std::string& name) {
   if (name == "score") return SplitRule::Score;
   if (name == "widest") return SplitRule::Widest;
-  throw InputError(fmt::format("--split: unknown rule '{}' (known: score, widest)", name));
+  if (name == "gap") return SplitRule::Gap;
+  if (name == "auto") return SplitRule::Auto;
+  throw InputError(fmt::format("--split: unknown rule '{}' (known: auto, score, gap, widest)", name));
 }
 
 namespace {
@@ -52,6 +54,7 @@ struct Region {
   long double measure = 0.0L;              // integer points times the real features' length shares
   long double fair = 0.0L, unfair = 0.0L;  // lower bounds from counting (same unit)
   double key = 0.0;                        // larger keys are refined first
+  bool recount = false;  // counted coarsely where the bounds are near-linear: count finely before splitting
 };
 
 // What evaluating one region found, applied to the shared state under the lock.
@@ -197,6 +200,7 @@ class Verifier {
     if (threads == 0) threads = std::max(1U, std::thread::hardware_concurrency());
     threads_ = threads;
     for (unsigned t = 0; t < threads; ++t) queues_.push_back(std::make_unique<Queue>());
+    split_ = o.split != SplitRule::Auto ? o.split : o.quantify ? SplitRule::Gap : SplitRule::Score;
     bp_.set_stop(&stop_);
     forward_.set_stop(&stop_);
     exact_.set_stop(&stop_);
@@ -351,29 +355,45 @@ class Verifier {
   }
 
   // The k features with the best split scores, best first.
+  // A feature's split score under `rule` (0 when the rule sees no reason to split it).
+  [[nodiscard]] double feature_score(SplitRule rule, const Region& r, int f, const std::vector<NetworkBounds>& nb,
+                                     const std::vector<bool>& needed) const {
+    const Feature& feat = schema_.feature(f);
+    const double width = feat.one_hot ? 1.0 : std::abs(feat.norm.to_model(r.hi(f)) - feat.norm.to_model(r.lo(f)));
+    double score = 0.0;
+    for (std::size_t c = 0; c < nb.size(); ++c) {
+      if (!needed[c]) continue;
+      for (int m = 0; m < feat.model_width; ++m) {
+        const Eigen::Index in = feat.model_offset + m;
+        if (rule == SplitRule::Score && nb[c].upper_coef.size() > 0)
+          score += (std::abs(nb[c].upper_coef(in)) + std::abs(nb[c].lower_coef(in))) * width;
+        if (rule != SplitRule::Gap) continue;
+        // Each unstable neuron's share of the output's gap, times the fraction of its own range
+        // that this feature spans.
+        for (std::size_t j = 0; j < nb[c].output_gap.size(); ++j) {
+          const Eigen::VectorXd& gap = nb[c].output_gap[j];
+          for (Eigen::Index i = 0; i < gap.size(); ++i)
+            if (gap(i) > 0.0)
+              score += gap(i) * nb[c].input_sensitivity[j](i, in) * width / (nb[c].hi[j](i) - nb[c].lo[j](i));
+        }
+      }
+    }
+    return score;
+  }
+
+  // The k features with the best split scores, best first. Gap falls back to Score where no neuron
+  // is unstable, and both to the widest feature where the bounds show no gradient.
   [[nodiscard]] std::vector<int> split_candidates(const Region& r, const std::vector<NetworkBounds>& nb,
                                                   const std::vector<bool>& needed, std::size_t k) const {
     std::vector<std::pair<double, int>> scored;
-    for (int f = 0; f < schema_.size(); ++f) {
-      if (is_protected_[static_cast<std::size_t>(f)] || r.lo(f) >= r.hi(f)) continue;
-      const Feature& feat = schema_.feature(f);
-      double score = r.hi(f) - r.lo(f);
-      if (o_.split == SplitRule::Score) {
-        score = 0.0;
-        for (std::size_t c = 0; c < nb.size(); ++c) {
-          if (!needed[c] || nb[c].upper_coef.size() == 0) continue;
-          for (int m = 0; m < feat.model_width; ++m) {
-            const Eigen::Index in = feat.model_offset + m;
-            const double width =
-                feat.one_hot ? 1.0 : std::abs(feat.norm.to_model(r.hi(f)) - feat.norm.to_model(r.lo(f)));
-            score += (std::abs(nb[c].upper_coef(in)) + std::abs(nb[c].lower_coef(in))) * width;
-          }
-        }
-      }
-      scored.emplace_back(score, f);
-    }
-    const bool flat = std::all_of(scored.begin(), scored.end(), [](const auto& p) { return p.first <= 0.0; });
-    if (flat)  // no gradient: the widest features
+    for (int f = 0; f < schema_.size(); ++f)
+      if (!is_protected_[static_cast<std::size_t>(f)] && r.lo(f) < r.hi(f))
+        scored.emplace_back(split_ == SplitRule::Widest ? r.hi(f) - r.lo(f) : feature_score(split_, r, f, nb, needed),
+                            f);
+    auto flat = [&] { return std::all_of(scored.begin(), scored.end(), [](const auto& p) { return p.first <= 0.0; }); };
+    if (flat() && split_ == SplitRule::Gap)
+      for (auto& [score, f] : scored) score = feature_score(SplitRule::Score, r, f, nb, needed);
+    if (flat())
       for (auto& [score, f] : scored) score = r.hi(f) - r.lo(f);
     std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
     std::vector<int> out;
@@ -550,7 +570,7 @@ class Verifier {
   // value sends to the same side of the threshold (fair) and those that some protected change
   // flips (unfair), from the reference copy's linear bounds and the copies' difference bounds.
   void count(Region& r, const std::vector<NetworkBounds>& nb, const std::vector<bool>& needed,
-             const DifferenceCache& diff) const {
+             const DifferenceCache& diff, bool fine) const {
     int ref = -1;
     for (std::size_t c = 0; c < needed.size() && ref < 0; ++c)
       if (needed[c] && nb[c].lower_coef.size() > 0) ref = static_cast<int>(c);
@@ -603,9 +623,10 @@ class Verifier {
       flip = std::min(flip, 1.0 - fair);
       return lower.max() - lower.min();
     };
-    const double range = count_with(kCountBins);
-    // Near-linear regions are limited by the discretisation, not by the bounds: count finely.
-    if (g < 0.01 * range && 1.0 - fair - flip > 0.002) count_with(kFineBins);
+    const double range = count_with(fine ? kFineBins : kCountBins);
+    // Near-linear regions are limited by the discretisation, not by the bounds: they are counted
+    // finely (a hundred times the cost) once they are the most undecided, instead of being split.
+    r.recount = !fine && g < 0.01 * range && 1.0 - fair - flip > 0.002;
     r.fair = static_cast<long double>(fair) * r.measure;
     r.unfair = static_cast<long double>(flip) * r.measure;
   }
@@ -621,7 +642,7 @@ class Verifier {
 
   // Bounds, closure, enumeration or counting of one region; an open region leaves with its split
   // feature, its counted shares and its key.
-  void evaluate(Region& r, Evaluation& ev) const {
+  void evaluate(Region& r, Evaluation& ev, bool fine = false) const {
     const int nc = static_cast<int>(combos_.size());
     r.measure = measure(r);
     std::vector<bool> needed(combos_.size(), false);
@@ -710,7 +731,7 @@ class Verifier {
       }
     }
     if (o_.quantify) {
-      count(r, nb, needed, diff);
+      count(r, nb, needed, diff, fine);
       ++ev.counted;
     }
     if (discrete(r)) r.unfair = std::max(r.unfair, static_cast<long double>(r.known.size()));
@@ -932,7 +953,14 @@ class Verifier {
       std::vector<Evaluation> evs;
       try {
         Region a, b;
-        if (split(r, r.split, a, b)) {
+        if (r.recount) {  // the same region, counted finely
+          Region again = r;
+          again.fair = again.unfair = 0.0L;
+          Evaluation ev;
+          evaluate(again, ev, true);
+          children.push_back(std::move(again));
+          evs.push_back(std::move(ev));
+        } else if (split(r, r.split, a, b)) {
           for (Region* c : {&a, &b}) {
             Evaluation ev;
             evaluate(*c, ev);
@@ -1044,6 +1072,12 @@ class Verifier {
     env_.stats.set("complete.counted_regions", static_cast<double>(counted_));
     env_.stats.set("complete.exact_points", static_cast<double>(exact_.exact_points()));
     env_.stats.set("complete.open_regions", static_cast<double>(left.size()));
+    {
+      long double counted = 0.0L, uncounted = 0.0L;
+      for (const Region& g : left) (g.fair + g.unfair > 0.0L ? counted : uncounted) += g.measure - g.fair - g.unfair;
+      env_.stats.set("complete.undecided_in_counted_regions", static_cast<double>(counted / domain_points_));
+      env_.stats.set("complete.undecided_in_uncounted_regions", static_cast<double>(uncounted / domain_points_));
+    }
     env_.stats.set("complete.evicted_regions", static_cast<double>(evicted_));
     r.share.measured = true;
     r.share.points = real_domain_ ? 0.0L : domain_points_;
@@ -1104,6 +1138,7 @@ class Verifier {
   bool real_domain_ = false;          // some non-protected feature is real
   double point_cost_ = 0.0, bound_cost_ = 0.0;
   unsigned threads_ = 1;
+  SplitRule split_ = SplitRule::Score;  // o_.split with Auto resolved
 
   std::atomic<std::int64_t> slivers_{0};  // real-feature regions split to the last bit, still open
   std::atomic<int> witnesses_found_{0};

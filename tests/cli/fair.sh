@@ -172,7 +172,7 @@ expect_input_error "unknown --engine" "bogus" "$W" fair "$AC1" --schema "$ADULT"
 expect_input_error "unknown --engine names the engines" "auto, complete, smt, dual, concolic" \
   "$W" fair "$AC1" --schema "$ADULT" --engine bogus
 expect_input_error "--split bogus" "--split: unknown rule 'bogus'" "$W" fair "$AC1" --schema "$ADULT" --split bogus
-expect_input_error "--split bogus with the complete engine" "score, widest" \
+expect_input_error "--split bogus with the complete engine" "auto, score, gap, widest" \
   "$W" fair "$AC1" --schema "$ADULT" --engine complete --split bogus
 expect_input_error "unknown --protected name" "gender" "$W" fair "$AC1" --schema "$ADULT" --protected gender
 expect_input_error "--frontier bogus" "frontier" "$W" fair "$AC1" --schema "$ADULT" --frontier bogus
