@@ -201,7 +201,7 @@ LinearDistribution::LinearDistribution(double constant, double error, const std:
 }
 
 double LinearDistribution::light_cdf(double k) const {
-  if (k < 0.0) return 0.0;
+  if (!(k >= 0.0)) return 0.0;  // also NaN, which the callers' guards rule out
   if (k >= static_cast<double>(light_cdf_.size() - 1)) return 1.0;
   return light_cdf_[static_cast<std::size_t>(k)];
 }
@@ -209,6 +209,8 @@ double LinearDistribution::light_cdf(double k) const {
 // sum = C + T_heavy + sum of light terms, where each light term lies in
 // [tmin + bin k, tmin + bin (k + 1)) up to the errors gathered in error_.
 double LinearDistribution::cdf_lower(double s) const {
+  if (std::isnan(s) || s == -INFINITY) return 0.0;  // (a NaN threshold decides nothing)
+  if (s == INFINITY) return 1.0;
   double total = 0.0;
   for (const Atom& a : atoms_) {
     // sum <= C + a.hi + light_base + bin K + light_width + error_ <= s
@@ -225,6 +227,8 @@ double LinearDistribution::cdf_lower(double s) const {
 }
 
 double LinearDistribution::cdf_upper(double s) const {
+  if (std::isnan(s) || s == INFINITY) return 1.0;
+  if (s == -INFINITY) return 0.0;
   double total = 0.0;
   for (const Atom& a : atoms_) {
     // sum >= C + a.lo + light_base + bin K - error_, so sum <= s needs K <= (s - ...) / bin
@@ -234,7 +238,8 @@ double LinearDistribution::cdf_upper(double s) const {
       if (s - constant_ - a.lo + error_ + guard >= 0.0) total += a.p;
       continue;
     }
-    total += a.p * light_cdf(floor_up((rest + guard) / bin_));
+    const double q = (rest + guard) / bin_;
+    total += a.p * (std::isnan(q) ? 1.0 : light_cdf(floor_up(q)));
   }
   return std::clamp(total * (1.0 + kProbabilitySlack), 0.0, 1.0);
 }

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "bounds/bound_propagator.h"
@@ -62,7 +63,7 @@ struct Evaluation {
   bool closed = false;
   long double certified = 0.0L, falsified = 0.0L;  // closed regions: measures
   std::vector<WitnessPair> witnesses;
-  std::int64_t rejected = 0, checked = 0, enumerated = 0, counted = 0, exact_only = 0;
+  std::int64_t rejected = 0, checked = 0, enumerated = 0, counted = 0, fine_counted = 0, exact_only = 0;
   bool report = false;  // a closed region with falsified points, for the report
   bool all_falsified = false;
   std::vector<Eigen::VectorXd> unfair_points;  // enumerated: each falsified point, when few
@@ -569,12 +570,13 @@ class Verifier {
   // Counts, without enumerating, lower bounds on the points of the region that every protected
   // value sends to the same side of the threshold (fair) and those that some protected change
   // flips (unfair), from the reference copy's linear bounds and the copies' difference bounds.
-  void count(Region& r, const std::vector<NetworkBounds>& nb, const std::vector<bool>& needed,
+  // False when the count was skipped (hopeless, or no linear bounds).
+  bool count(Region& r, const std::vector<NetworkBounds>& nb, const std::vector<bool>& needed,
              const DifferenceCache& diff, bool fine) const {
     int ref = -1;
     for (std::size_t c = 0; c < needed.size() && ref < 0; ++c)
       if (needed[c] && nb[c].lower_coef.size() > 0) ref = static_cast<int>(c);
-    if (ref < 0) return;
+    if (ref < 0) return false;
     const auto ru = static_cast<std::size_t>(ref);
     const double t = net_.threshold;
     // z_c - z_ref in [dl, du] for every needed c (0 for c = ref).
@@ -592,7 +594,7 @@ class Verifier {
     // A normal approximation of L and U first: counting is skipped where it would decide little.
     const double est =
         estimate_decided(lterms, b.lower_const, uterms, b.upper_const, t - min_dl, t - max_du, t - max_dl, t - min_du);
-    if (est < kMinCounted) return;
+    if (est < kMinCounted) return false;
     const double el = b.lower_err, eu = b.upper_err;
     // gap: U - L <= g over the box (then L - el <= z <= L + g + eu, and U - g - el <= z).
     Eigen::VectorXd lo, hi;
@@ -607,17 +609,25 @@ class Verifier {
     double fair = 0.0, flip = 0.0;
     auto count_with = [&](int bins) {
       const LinearDistribution lower(b.lower_const, 0.0, lterms, bins);  // L(x); z >= L - lower_err
-      const LinearDistribution upper(b.upper_const, 0.0, uterms, bins);  // U(x); z <= U + upper_err
+      // Where every neuron is stable U is L shifted by a constant: one distribution serves both
+      // (queries moved by the shift, and by its rounding in the safe direction).
+      const bool shifted = b.upper_coef == b.lower_coef;
+      const double shift = b.upper_const - b.lower_const;
+      std::optional<LinearDistribution> own;
+      if (!shifted) own.emplace(b.upper_const, 0.0, uterms, bins);  // U(x); z <= U + upper_err
+      auto slack = [shift](double s) { return 4.0 * kUnit * (std::abs(s) + std::abs(shift)) + kTiny; };
+      auto u_lower = [&](double s) { return own ? own->cdf_lower(s) : lower.cdf_lower(s - shift - slack(s)); };
+      auto u_upper = [&](double s) { return own ? own->cdf_upper(s) : lower.cdf_upper(s - shift + slack(s)); };
       // Shares of the region where z_ref > a, and where z_ref <= bb.
-      auto above = [&](double a) { return std::max(1.0 - lower.cdf_upper(a + el), 1.0 - upper.cdf_upper(a + g)); };
-      auto at_most = [&](double bb) { return std::max(upper.cdf_lower(bb - eu), lower.cdf_lower(bb - g)); };
+      auto above = [&](double a) { return std::max(1.0 - lower.cdf_upper(a + el), 1.0 - u_upper(a + g)); };
+      auto at_most = [&](double bb) { return std::max(u_lower(bb - eu), lower.cdf_lower(bb - g)); };
       const double high = above(t - min_dl);   // every copy above t
       const double low = at_most(t - max_du);  // every copy at or below t
       flip = 0.0;                              // some copy above t, some at or below
       const double a = t - max_dl, bb = t - min_du;
       if (a < bb) {
         flip = std::max({above(a) + at_most(bb) - 1.0, lower.cdf_lower(bb - g) - lower.cdf_upper(a + el),
-                         upper.cdf_lower(bb - eu) - upper.cdf_upper(a + g), 0.0});
+                         u_lower(bb - eu) - u_upper(a + g), 0.0});
       }
       fair = std::min(1.0, std::max(0.0, high) + std::max(0.0, low));
       flip = std::min(flip, 1.0 - fair);
@@ -629,6 +639,7 @@ class Verifier {
     r.recount = !fine && g < 0.01 * range && 1.0 - fair - flip > 0.002;
     r.fair = static_cast<long double>(fair) * r.measure;
     r.unfair = static_cast<long double>(flip) * r.measure;
+    return true;
   }
 
   [[nodiscard]] bool enumerable(const Region& r) const {
@@ -730,10 +741,7 @@ class Verifier {
         }
       }
     }
-    if (o_.quantify) {
-      count(r, nb, needed, diff, fine);
-      ++ev.counted;
-    }
+    if (o_.quantify && count(r, nb, needed, diff, fine)) ++(fine ? ev.fine_counted : ev.counted);
     if (discrete(r)) r.unfair = std::max(r.unfair, static_cast<long double>(r.known.size()));
     r.split = split_feature(r, nb, needed);
     r.key = o_.quantify ? static_cast<double>(r.measure - r.fair - r.unfair) : static_cast<double>(r.depth);
@@ -855,6 +863,7 @@ class Verifier {
         checked_ += ev.checked;
         enumerated_ += ev.enumerated;
         counted_ += ev.counted;
+        fine_counted_ += ev.fine_counted;
         exact_only_ += ev.exact_only;
         for (auto& w : ev.witnesses) {
           if (static_cast<int>(witnesses_.size()) >= std::max(1, o_.max_witnesses)) break;
@@ -1070,6 +1079,7 @@ class Verifier {
     env_.stats.set("complete.leaves", static_cast<double>(leaves_));
     env_.stats.set("complete.enumerated_points", static_cast<double>(enumerated_));
     env_.stats.set("complete.counted_regions", static_cast<double>(counted_));
+    env_.stats.set("complete.fine_counts", static_cast<double>(fine_counted_));
     env_.stats.set("complete.exact_points", static_cast<double>(exact_.exact_points()));
     env_.stats.set("complete.open_regions", static_cast<double>(left.size()));
     {
@@ -1152,7 +1162,7 @@ class Verifier {
   std::atomic<bool> interrupted_{false};  // stopped by the time limit or the cancel flag
   std::mutex mutex_;                      // guards everything below
   std::exception_ptr error_;
-  std::int64_t regions_ = 0, leaves_ = 0, rejected_ = 0, checked_ = 0, enumerated_ = 0, counted_ = 0;
+  std::int64_t regions_ = 0, leaves_ = 0, rejected_ = 0, checked_ = 0, enumerated_ = 0, counted_ = 0, fine_counted_ = 0;
   std::int64_t exact_only_ = 0, evicted_ = 0;
   long double closed_certified_ = 0.0L, closed_falsified_ = 0.0L;  // measures of closed regions
   long double open_fair_ = 0.0L, open_unfair_ = 0.0L;              // counted in open regions
