@@ -18,31 +18,35 @@ Eigen::VectorXd abs_max(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi) {
   return lo.cwiseAbs().cwiseMax(hi.cwiseAbs());
 }
 
+// A number at least one ulp above (below) x: cheaper than std::nextafter, which is a libm call on
+// the hottest path, and never less safe (it may move two ulps).
+double step_up(double x) {
+  if (!std::isfinite(x)) return x < 0.0 ? -std::numeric_limits<double>::max() : x;  // as nextafter
+  return x + (std::abs(x) * 0x1p-51 + 0x1p-1074);
+}
+double step_down(double x) {
+  if (!std::isfinite(x)) return x > 0.0 ? std::numeric_limits<double>::max() : x;
+  return x - (std::abs(x) * 0x1p-51 + 0x1p-1074);
+}
+
 // lo - err rounded down, hi + err rounded up, elementwise.
 void widen(Eigen::VectorXd& lo, Eigen::VectorXd& hi, const Eigen::VectorXd& err) {
   for (Eigen::Index i = 0; i < lo.size(); ++i) {
-    lo(i) = std::nextafter(lo(i) - err(i), -kInf);
-    hi(i) = std::nextafter(hi(i) + err(i), kInf);
+    lo(i) = step_down(lo(i) - err(i));
+    hi(i) = step_up(hi(i) + err(i));
   }
-}
-
-// 1 where row r of |W| * m has a non-zero product, so that exact zeros stay exact (a model with
-// zeroed protected weights has a difference of exactly 0, not of kTiny).
-Eigen::VectorXd nonzero_rows(const Eigen::MatrixXd& w, const Eigen::VectorXd& m) {
-  const Eigen::MatrixXd wz = (w.array() != 0.0).cast<double>().matrix();
-  const Eigen::VectorXd mz = (m.array() != 0.0).cast<double>().matrix();
-  return ((wz * mz).array() > 0.0).cast<double>().matrix();
 }
 
 }  // namespace
 
-double add_down(double a, double b) { return std::nextafter(a + b, -kInf); }
-double add_up(double a, double b) { return std::nextafter(a + b, kInf); }
+double add_down(double a, double b) { return step_down(a + b); }
+double add_up(double a, double b) { return step_up(a + b); }
 
 BoundPropagator::BoundPropagator(const ReluNetwork& net) : net_(net) {
   for (const auto& layer : net.layers) {
     abs_weights_.emplace_back(layer.weights.cwiseAbs());
     pos_weights_.emplace_back(layer.weights.cwiseMax(0.0));
+    nonzero_weights_.emplace_back((layer.weights.array() != 0.0).cast<double>().matrix());
     neg_weights_.emplace_back(layer.weights.cwiseMin(0.0));
   }
 }
@@ -69,6 +73,7 @@ NetworkBounds BoundPropagator::intervals(const Eigen::VectorXd& lo, const Eigen:
 NetworkBounds BoundPropagator::bounds(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi) const {
   NetworkBounds nb;
   std::vector<Eigen::VectorXd> amax{abs_max(lo, hi)};  // amax[k]: |a_{k-1}| bound (inputs first)
+  std::vector<Eigen::VectorXd> wa;                     // wa[k] = |W_k| amax[k] + |b_k|
   Eigen::VectorXd alo = lo, ahi = hi;
   for (std::size_t k = 0; k < net_.layers.size(); ++k) {
     if (stopped()) {
@@ -78,8 +83,8 @@ NetworkBounds BoundPropagator::bounds(const Eigen::VectorXd& lo, const Eigen::Ve
     const auto& layer = net_.layers[k];
     Eigen::VectorXd l = pos_weights_[k] * alo + neg_weights_[k] * ahi + layer.bias;
     Eigen::VectorXd h = pos_weights_[k] * ahi + neg_weights_[k] * alo + layer.bias;
-    const Eigen::VectorXd err =
-        (gamma(layer.weights.cols() + 1) * (abs_weights_[k] * amax[k] + layer.bias.cwiseAbs())).array() + kTiny;
+    wa.push_back(abs_weights_[k] * amax[k] + layer.bias.cwiseAbs());
+    const Eigen::VectorXd err = (gamma(layer.weights.cols() + 1) * wa[k]).array() + kTiny;
     widen(l, h, err);
     nb.lo.push_back(l);
     nb.hi.push_back(h);
@@ -89,7 +94,7 @@ NetworkBounds BoundPropagator::bounds(const Eigen::VectorXd& lo, const Eigen::Ve
       nb.output_gap.emplace_back(Eigen::VectorXd::Zero(layer.weights.rows()));
     }
     if (k > 0) {
-      back_substitute(nb, k, lo, hi, amax);
+      back_substitute(nb, k, lo, hi, wa);
     } else if (net_.layers.size() == 1) {  // z = w . x + b exactly
       nb.lower_coef = nb.upper_coef = layer.weights.row(0).transpose();
       nb.lower_const = nb.upper_const = layer.bias(0);
@@ -105,7 +110,7 @@ NetworkBounds BoundPropagator::bounds(const Eigen::VectorXd& lo, const Eigen::Ve
 // layers k-1 .. 0 down to the inputs, then take their extremes over the box. Each step's rounding
 // error is bounded and collected in eu / el, so the final bounds are sound.
 void BoundPropagator::back_substitute(NetworkBounds& nb, std::size_t k, const Eigen::VectorXd& in_lo,
-                                      const Eigen::VectorXd& in_hi, const std::vector<Eigen::VectorXd>& amax) const {
+                                      const Eigen::VectorXd& in_hi, const std::vector<Eigen::VectorXd>& wa) const {
   const auto& top = net_.layers[k];
   // Hidden neurons that the interval pass already shows stable are relaxed exactly whatever
   // their bounds: only the unstable ones (and the output) are back-substituted.
@@ -139,23 +144,38 @@ void BoundPropagator::back_substitute(NetworkBounds& nb, std::size_t k, const Ei
         lo_s(i) = hj > -lj ? 1.0 : 0.0;  // DeepPoly's choice of the lower line: y = x or y = 0
       }
     }
-    const Eigen::MatrixXd upos = u.cwiseMax(0.0), uneg = u.cwiseMin(0.0);
-    const Eigen::MatrixXd u2 = upos * up_s.asDiagonal() + uneg * lo_s.asDiagonal();
-    const Eigen::VectorXd cu_add = upos * up_c;
-    const Eigen::MatrixXd lpos = l.cwiseMax(0.0), lneg = l.cwiseMin(0.0);
-    const Eigen::MatrixXd l2 = lpos * lo_s.asDiagonal() + lneg * up_s.asDiagonal();
-    const Eigen::VectorXd cl_add = lneg * up_c;
-    if (output) nb.output_gap[j] = (upos.row(0).transpose() - lneg.row(0).transpose()).cwiseProduct(up_c);
-    const Eigen::MatrixXd au2 = u2.cwiseAbs(), al2 = l2.cwiseAbs();
-    eu += gamma(n) * cu_add + gamma(1) * (au2 * hmax);
-    el += gamma(n) * cl_add.cwiseAbs() + gamma(1) * (al2 * hmax);
     const auto& layer = net_.layers[j];
-    const Eigen::VectorXd wa = abs_weights_[j] * amax[j];
-    const Eigen::VectorXd ab = layer.bias.cwiseAbs();
-    cu += cu_add + u2 * layer.bias;
-    cl += cl_add + l2 * layer.bias;
-    eu += gamma(n) * (au2 * (wa + ab)) + gamma(3) * cu.cwiseAbs();
-    el += gamma(n) * (al2 * (wa + ab)) + gamma(3) * cl.cwiseAbs();
+    const Eigen::VectorXd& wab = wa[j];  // |W_j| amax_j + |b_j|
+    // One pass per row: the relaxed coefficients (u2, l2: the upper line where the coefficient
+    // pushes up, the lower where it pushes down), the intercepts they pick up, the new constants,
+    // and the rounding of all of it (the same gamma bounds as matrix products, in any order).
+    Eigen::MatrixXd u2(u.rows(), n), l2(l.rows(), n);
+    const double gn = gamma(n), g1 = gamma(1), g3 = gamma(3);
+    for (Eigen::Index r = 0; r < u.rows(); ++r) {
+      double cu_add = 0.0, cl_add = 0.0, uh = 0.0, lh = 0.0, uw = 0.0, lw = 0.0, ub = 0.0, lb = 0.0;
+      for (Eigen::Index i = 0; i < n; ++i) {
+        const double a = u(r, i), c = l(r, i);
+        const double v = a > 0.0 ? a * up_s(i) : a * lo_s(i);
+        const double w = c > 0.0 ? c * lo_s(i) : c * up_s(i);
+        if (a > 0.0) cu_add += a * up_c(i);
+        if (c < 0.0) cl_add += c * up_c(i);
+        u2(r, i) = v;
+        l2(r, i) = w;
+        uh += std::abs(v) * hmax(i), lh += std::abs(w) * hmax(i);
+        uw += std::abs(v) * wab(i), lw += std::abs(w) * wab(i);
+        ub += v * layer.bias(i), lb += w * layer.bias(i);
+      }
+      if (output && r == 0 && j < nb.output_gap.size()) {
+        for (Eigen::Index i = 0; i < n; ++i)
+          nb.output_gap[j](i) = (std::max(u(r, i), 0.0) - std::min(l(r, i), 0.0)) * up_c(i);
+      }
+      eu(r) += gn * cu_add + g1 * uh;
+      el(r) += gn * std::abs(cl_add) + g1 * lh;
+      cu(r) += cu_add + ub;
+      cl(r) += cl_add + lb;
+      eu(r) += gn * uw + g3 * std::abs(cu(r));
+      el(r) += gn * lw + g3 * std::abs(cl(r));
+    }
     u = u2 * layer.weights;
     l = l2 * layer.weights;
   }
@@ -191,12 +211,15 @@ Interval BoundPropagator::difference(const NetworkBounds& a, const NetworkBounds
     const Eigen::VectorXd m = abs_max(dlo, dhi);
     Eigen::VectorXd l = pos_weights_[k] * dlo + neg_weights_[k] * dhi;
     Eigen::VectorXd h = pos_weights_[k] * dhi + neg_weights_[k] * dlo;
-    const Eigen::VectorXd nz = nonzero_rows(net_.layers[k].weights, m);
+    // 1 where row i of |W| * m has a non-zero product, so that exact zeros stay exact (a model with
+    // zeroed protected weights has a difference of exactly 0, not of kTiny).
+    const Eigen::VectorXd mz = (m.array() != 0.0).cast<double>().matrix();
+    const Eigen::VectorXd nz = ((nonzero_weights_[k] * mz).array() > 0.0).cast<double>().matrix();
     const Eigen::VectorXd err = gamma(m.size() + 1) * (abs_weights_[k] * m) + kTiny * nz;
     for (Eigen::Index i = 0; i < l.size(); ++i) {
       if (err(i) > 0.0) {
-        l(i) = std::nextafter(l(i) - err(i), -kInf);
-        h(i) = std::nextafter(h(i) + err(i), kInf);
+        l(i) = step_down(l(i) - err(i));
+        h(i) = step_up(h(i) + err(i));
       }
       // h - h' also lies between the copies' own bounds.
       l(i) = std::max(l(i), add_down(a.lo[k](i), -b.hi[k](i)));

@@ -59,13 +59,14 @@ class BoundPropagator {
 
  private:
   void back_substitute(NetworkBounds& nb, std::size_t k, const Eigen::VectorXd& in_lo, const Eigen::VectorXd& in_hi,
-                       const std::vector<Eigen::VectorXd>& amax) const;
+                       const std::vector<Eigen::VectorXd>& wa) const;
 
   [[nodiscard]] bool stopped() const { return stop_ != nullptr && stop_->load(std::memory_order_relaxed); }
   const ReluNetwork& net_;
   const std::atomic<bool>* stop_ = nullptr;
   std::vector<Eigen::MatrixXd> abs_weights_;  // |W_k|
   std::vector<Eigen::MatrixXd> pos_weights_, neg_weights_;
+  std::vector<Eigen::MatrixXd> nonzero_weights_;  // 1 where W_k is not 0
 };
 
 // Helpers with directed rounding, for callers that combine bounds.

@@ -1,5 +1,6 @@
 #include "bounds/linear_count.h"
 
+#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -190,8 +191,13 @@ LinearDistribution::LinearDistribution(double constant, double error, const std:
     for (std::size_t i = 0; i < dist.size(); ++i)
       if (dist[i] != 0.0) nz_dist.push_back(i);
     std::vector<double> next(dist.size() + nf - 1, 0.0);
-    for (std::size_t j : nz_hist)
-      for (std::size_t i : nz_dist) next[i + j] += dist[i] * hist[j];
+    if (2 * nz_dist.size() > dist.size()) {  // a dense sum: whole shifted rows, which vectorise
+      const Eigen::Map<const Eigen::ArrayXd> d(dist.data(), static_cast<Eigen::Index>(dist.size()));
+      for (std::size_t j : nz_hist) Eigen::Map<Eigen::ArrayXd>(next.data() + j, d.size()) += hist[j] * d;
+    } else {
+      for (std::size_t j : nz_hist)
+        for (std::size_t i : nz_dist) next[i + j] += dist[i] * hist[j];
+    }
     dist = std::move(next);
   }
   light_cdf_.resize(dist.size());
