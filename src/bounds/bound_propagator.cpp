@@ -43,6 +43,16 @@ double add_down(double a, double b) { return step_down(a + b); }
 double add_up(double a, double b) { return step_up(a + b); }
 
 BoundPropagator::BoundPropagator(const ReluNetwork& net) : net_(net) {
+  // Back-substitution of every hidden layer through the layers below it, against one forward pass
+  // of linear functions over the inputs (multiply-adds, every neuron assumed unstable).
+  double backward = 0.0, forward = 0.0;
+  std::vector<double> width{static_cast<double>(net.input_width)};
+  for (const auto& layer : net.layers) width.push_back(static_cast<double>(layer.weights.rows()));
+  for (std::size_t k = 0; k + 1 < net.layers.size(); ++k) {
+    forward += 2.0 * width[k + 1] * width[k] * (width[0] + 1.0);
+    for (std::size_t j = 0; j < k; ++j) backward += 2.0 * width[k + 1] * width[j + 1] * width[j];
+  }
+  forward_ = backward > 8.0 * forward;
   for (const auto& layer : net.layers) {
     abs_weights_.emplace_back(layer.weights.cwiseAbs());
     pos_weights_.emplace_back(layer.weights.cwiseMax(0.0));
@@ -75,6 +85,12 @@ NetworkBounds BoundPropagator::bounds(const Eigen::VectorXd& lo, const Eigen::Ve
   std::vector<Eigen::VectorXd> amax{abs_max(lo, hi)};  // amax[k]: |a_{k-1}| bound (inputs first)
   std::vector<Eigen::VectorXd> wa;                     // wa[k] = |W_k| amax[k] + |b_k|
   Eigen::VectorXd alo = lo, ahi = hi;
+  SymbolicLayer sym;  // forward mode: the activations' linear bounds over the inputs
+  if (forward_) {
+    const Eigen::Index n0 = lo.size();
+    sym.lower = sym.upper = Eigen::MatrixXd::Identity(n0, n0 + 1);
+    sym.lower_err = sym.upper_err = Eigen::VectorXd::Zero(n0);
+  }
   for (std::size_t k = 0; k < net_.layers.size(); ++k) {
     if (stopped()) {
       nb.interrupted = true;
@@ -93,7 +109,10 @@ NetworkBounds BoundPropagator::bounds(const Eigen::VectorXd& lo, const Eigen::Ve
                                                : Eigen::MatrixXd::Zero(layer.weights.rows(), lo.size()));
       nb.output_gap.emplace_back(Eigen::VectorXd::Zero(layer.weights.rows()));
     }
-    if (k > 0) {
+    const bool last = k + 1 == net_.layers.size();
+    if (forward_ && !last) {
+      forward_layer(nb, k, sym, lo, hi);
+    } else if (k > 0) {
       back_substitute(nb, k, lo, hi, wa);
     } else if (net_.layers.size() == 1) {  // z = w . x + b exactly
       nb.lower_coef = nb.upper_coef = layer.weights.row(0).transpose();
@@ -104,6 +123,73 @@ NetworkBounds BoundPropagator::bounds(const Eigen::VectorXd& lo, const Eigen::Ve
     amax.push_back(ahi);
   }
   return nb;
+}
+
+// Forward symbolic propagation (ReluVal/Neurify style, with DeepPoly's relaxations): the
+// activations of layer k-1 are bounded by linear functions of the inputs, sym.lower <= a <= sym.upper
+// (coefficients, then the constant, per row; each within its error over the box). Layer k's
+// pre-activations get linear bounds from them in two matrix products, which are concretised and
+// intersected with the interval bounds; then the ReLU relaxes them for the next layer. A cost of
+// O(n_k n_k-1 n_0) per layer instead of back-substitution's O(n_k n_j n_j-1) through every layer
+// below: what makes wide, deep networks affordable.
+void BoundPropagator::forward_layer(NetworkBounds& nb, std::size_t k, SymbolicLayer& sym, const Eigen::VectorXd& in_lo,
+                                    const Eigen::VectorXd& in_hi) const {
+  const auto& layer = net_.layers[k];
+  const Eigen::Index n0 = in_lo.size(), n = layer.weights.cols();
+  Eigen::VectorXd point_max(n0 + 1);  // |x| over the box, then 1 for the constant
+  point_max << abs_max(in_lo, in_hi), 1.0;
+  const Eigen::VectorXd mag_u = sym.upper.cwiseAbs() * point_max, mag_l = sym.lower.cwiseAbs() * point_max;
+  Eigen::MatrixXd hu = pos_weights_[k] * sym.upper + neg_weights_[k] * sym.lower;
+  Eigen::MatrixXd hl = pos_weights_[k] * sym.lower + neg_weights_[k] * sym.upper;
+  hu.col(n0) += layer.bias;
+  hl.col(n0) += layer.bias;
+  const double g = gamma(2 * n + 2);
+  const Eigen::VectorXd ab = layer.bias.cwiseAbs();
+  Eigen::VectorXd eu = g * (pos_weights_[k] * mag_u - neg_weights_[k] * mag_l + ab) + pos_weights_[k] * sym.upper_err -
+                       neg_weights_[k] * sym.lower_err;
+  Eigen::VectorXd el = g * (pos_weights_[k] * mag_l - neg_weights_[k] * mag_u + ab) + pos_weights_[k] * sym.lower_err -
+                       neg_weights_[k] * sym.upper_err;
+  eu = (eu * 1.01).array() + kTiny;
+  el = (el * 1.01).array() + kTiny;
+  // Concretise over the box and tighten the interval bounds.
+  const Eigen::Index rows = layer.weights.rows();
+  Eigen::VectorXd hmag_u(rows), hmag_l(rows);
+  for (Eigen::Index i = 0; i < rows; ++i) {
+    double up = hu(i, n0), down = hl(i, n0), mu = std::abs(hu(i, n0)), ml = std::abs(hl(i, n0));
+    for (Eigen::Index m = 0; m < n0; ++m) {
+      up += std::max(hu(i, m) * in_lo(m), hu(i, m) * in_hi(m));
+      down += std::min(hl(i, m) * in_lo(m), hl(i, m) * in_hi(m));
+      mu += std::abs(hu(i, m)) * point_max(m);
+      ml += std::abs(hl(i, m)) * point_max(m);
+    }
+    hmag_u(i) = mu, hmag_l(i) = ml;
+    nb.hi[k](i) = std::min(nb.hi[k](i), add_up(up, (gamma(n0 + 2) * mu + eu(i)) * 1.01 + kTiny));
+    nb.lo[k](i) = std::max(nb.lo[k](i), add_down(down, -((gamma(n0 + 2) * ml + el(i)) * 1.01 + kTiny)));
+    if (nb.lo[k](i) < 0.0 && nb.hi[k](i) > 0.0)
+      nb.input_sensitivity[k].row(i) = (hu.row(i).head(n0).cwiseAbs() + hl.row(i).head(n0).cwiseAbs()) / 2.0;
+  }
+  // ReLU: stable neurons pass or vanish; unstable ones take the chord above (slope s, through
+  // (l, 0)) and DeepPoly's line below (y = x or y = 0), each applied to the matching bound.
+  for (Eigen::Index i = 0; i < rows; ++i) {
+    const double l = nb.lo[k](i), h = nb.hi[k](i);
+    if (l >= 0.0) continue;
+    if (h <= 0.0) {
+      hu.row(i).setZero(), hl.row(i).setZero();
+      eu(i) = el(i) = 0.0;
+      continue;
+    }
+    const double slope = h / (h - l) * (1.0 + 4.0 * kUnit);
+    hu.row(i) *= slope;
+    hu(i, n0) += (-slope * l) * (1.0 + 4.0 * kUnit);
+    eu(i) = (slope * eu(i) + gamma(3) * (slope * hmag_u(i) + slope * std::abs(l))) * 1.01 + kTiny;
+    if (h > -l) continue;  // y = x: the lower bound as it is
+    hl.row(i).setZero();
+    el(i) = 0.0;
+  }
+  sym.upper = std::move(hu);
+  sym.lower = std::move(hl);
+  sym.upper_err = std::move(eu);
+  sym.lower_err = std::move(el);
 }
 
 // DeepPoly for layer k: express upper and lower linear bounds of h_k through the relaxed ReLUs of

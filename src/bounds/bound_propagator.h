@@ -45,6 +45,10 @@ class BoundPropagator {
  public:
   explicit BoundPropagator(const ReluNetwork& net);
   // bounds() looks at *stop between layers (wide networks take long) and gives up when it is set.
+  // Hidden layers are bounded by back-substitution (DeepPoly) or, where that would cost more than
+  // eight times as much, by forward symbolic propagation; the output always by back-substitution.
+  [[nodiscard]] bool forward_mode() const { return forward_; }
+  void set_forward_mode(bool forward) { forward_ = forward; }
   void set_stop(const std::atomic<bool>* stop) { stop_ = stop; }
 
   // Bounds over the box lo <= x <= hi (the box must already contain the exact inputs).
@@ -58,12 +62,19 @@ class BoundPropagator {
                                     const Eigen::VectorXd& dx_hi) const;
 
  private:
+  struct SymbolicLayer {                   // linear bounds of one layer's activations over the inputs (forward mode)
+    Eigen::MatrixXd lower, upper;          // [neuron][input..., constant]
+    Eigen::VectorXd lower_err, upper_err;  // per neuron, over the box
+  };
+  void forward_layer(NetworkBounds& nb, std::size_t k, SymbolicLayer& sym, const Eigen::VectorXd& in_lo,
+                     const Eigen::VectorXd& in_hi) const;
   void back_substitute(NetworkBounds& nb, std::size_t k, const Eigen::VectorXd& in_lo, const Eigen::VectorXd& in_hi,
                        const std::vector<Eigen::VectorXd>& wa) const;
 
   [[nodiscard]] bool stopped() const { return stop_ != nullptr && stop_->load(std::memory_order_relaxed); }
   const ReluNetwork& net_;
   const std::atomic<bool>* stop_ = nullptr;
+  bool forward_ = false;                      // hidden layers by forward symbolic propagation (wide, deep networks)
   std::vector<Eigen::MatrixXd> abs_weights_;  // |W_k|
   std::vector<Eigen::MatrixXd> pos_weights_, neg_weights_;
   std::vector<Eigen::MatrixXd> nonzero_weights_;  // 1 where W_k is not 0

@@ -194,9 +194,16 @@ class Verifier {
       point_cost_ += static_cast<double>(layer.weights.size());
       width.push_back(static_cast<double>(layer.weights.rows()));
     }
+    if (o.hidden_bounds != CompleteSearchOptions::HiddenBounds::Auto)
+      bp_.set_forward_mode(o.hidden_bounds == CompleteSearchOptions::HiddenBounds::Forward);
     bound_cost_ = 4.0 * point_cost_;
-    for (std::size_t k = 1; k < net_.layers.size(); ++k)
+    for (std::size_t k = 1; k < net_.layers.size(); ++k) {
+      if (bp_.forward_mode()) {
+        bound_cost_ += 2.0 * width[k + 1] * width[k] * (width[0] + 1.0);
+        continue;
+      }
       for (std::size_t j = 0; j < k; ++j) bound_cost_ += width[k + 1] * width[j + 1] * width[j];
+    }
     unsigned threads = env_.threads();
     if (threads == 0) threads = std::max(1U, std::thread::hardware_concurrency());
     threads_ = threads;

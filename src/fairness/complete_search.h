@@ -53,7 +53,11 @@ struct CompleteSearchOptions {
   // A region is enumerated point by point (exactly) when that costs at most this many times one
   // bound computation; 0 enumerates only single points.
   double enumerate_factor = 16.0;
-  int max_regions = 1000;                               // quantify: falsified/undecided regions kept for the report
+  int max_regions = 1000;  // quantify: falsified/undecided regions kept for the report
+  // Hidden layers' bounds: by back-substitution or forward symbolic propagation; by default the
+  // cheaper for the network's shape (forward for wide, deep networks).
+  enum class HiddenBounds : std::uint8_t { Auto, BackSubstitution, Forward };
+  HiddenBounds hidden_bounds = HiddenBounds::Auto;
   std::size_t max_open_regions = std::size_t{1} << 21;  // queue cap; beyond it the least undecided stay open
   const std::atomic<bool>* cancel = nullptr;            // stop early (verdict inconclusive) when it becomes true
   // Called from one worker about four times a second (e.g. a progress line on a terminal).

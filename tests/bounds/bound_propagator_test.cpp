@@ -224,6 +224,60 @@ TEST(BoundPropagator, BoundsAndIntervalsContainTheExactValues) {
   EXPECT_GT(unstable, 50);
 }
 
+// The output's linear bounds hold at every point: L(x) - lower_err <= z(x) <= U(x) + upper_err,
+// with L and U evaluated exactly.
+void expect_linear_bounds(const NetworkBounds& nb, const ExactNet& e, const std::vector<Eigen::VectorXd>& points,
+                          const std::string& what) {
+  for (const Eigen::VectorXd& x : points) {
+    const std::vector<Rational> xe = exact_point(x);
+    const Rational z = exact_pre(e, xe).back()[0];
+    Rational l = Rational::from_double(nb.lower_const), u = Rational::from_double(nb.upper_const);
+    for (Eigen::Index k = 0; k < x.size(); ++k) {
+      l += Rational::from_double(nb.lower_coef(k)) * xe[static_cast<std::size_t>(k)];
+      u += Rational::from_double(nb.upper_coef(k)) * xe[static_cast<std::size_t>(k)];
+    }
+    EXPECT_TRUE(l - Rational::from_double(nb.lower_err) <= z) << what << ": lower bound above z at " << x.transpose();
+    EXPECT_TRUE(z <= u + Rational::from_double(nb.upper_err)) << what << ": upper bound below z at " << x.transpose();
+  }
+}
+
+// Both modes of the hidden layers (back-substitution, and the forward symbolic propagation chosen
+// for wide deep networks) contain the exact values, and their output's linear bounds hold.
+TEST(BoundPropagator, BothModesContainTheExactValuesAndLinearBoundsHold) {
+  int unstable = 0;
+  for_each_network(9100, [&](const ReluNetwork& net, std::mt19937_64& rng) {
+    const ExactNet e = exact_of(net);
+    BoundPropagator backward(net), forward(net);
+    backward.set_forward_mode(false);
+    forward.set_forward_mode(true);
+    for (int b = 0; b < 3; ++b) {
+      const Box box = random_box(rng, net.input_width);
+      const std::vector<Eigen::VectorXd> points = sample_points(rng, box, 24);
+      const NetworkBounds nb = backward.bounds(box.lo, box.hi), nf = forward.bounds(box.lo, box.hi);
+      expect_sound(nb, e, points, "back-substitution");
+      expect_sound(nf, e, points, "forward");
+      expect_linear_bounds(nb, e, points, "back-substitution");
+      expect_linear_bounds(nf, e, points, "forward");
+      for (std::size_t k = 0; k + 1 < nf.lo.size(); ++k)
+        unstable += static_cast<int>(((nf.lo[k].array() < 0.0) && (nf.hi[k].array() > 0.0)).count());
+    }
+  });
+  EXPECT_GT(unstable, 50);
+}
+
+TEST(BoundPropagator, WideDeepNetworksUseForwardMode) {
+  ReluNetwork wide;
+  wide.input_width = 4;
+  int in = 4;
+  for (int k = 0; k < 6; ++k) {
+    wide.layers.push_back({Eigen::MatrixXd::Random(400, in), Eigen::VectorXd::Random(400)});
+    in = 400;
+  }
+  wide.layers.push_back({Eigen::MatrixXd::Random(1, in), Eigen::VectorXd::Random(1)});
+  EXPECT_TRUE(BoundPropagator(wide).forward_mode());
+  EXPECT_FALSE(BoundPropagator(random_network(700)).forward_mode());
+}
+
 // An affine network (no ReLU can be inactive) reaches its bounds at corners of the box, so any
 // rounding error left out of the bounds would show: the exact extremes must lie inside.
 TEST(BoundPropagator, AffineNetworksAreBoundedAtTheCorners) {

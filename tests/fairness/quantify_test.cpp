@@ -109,6 +109,8 @@ TEST(Quantify, ExactCountsMatchBruteForce) {
     expect_exact(t, o, 1 + static_cast<unsigned>(i % 2));
     o.enumerate_factor = 0.0;  // bounds, counting and single points only
     expect_exact(t, o, 2 - static_cast<unsigned>(i % 2));
+    o.hidden_bounds = CompleteSearchOptions::HiddenBounds::Forward;  // the wide networks' bounds
+    expect_exact(t, o, 1);
   }
 }
 
@@ -118,6 +120,9 @@ TEST(Quantify, ExactCountsOnAMediumDomain) {
   o.protected_features = t.prot;
   o.quantify = true;
   o.max_regions = 1000000;
+  expect_exact(t, o, 2);
+  o.enumerate_factor = 0.0;
+  o.hidden_bounds = CompleteSearchOptions::HiddenBounds::Forward;
   expect_exact(t, o, 2);
 }
 
