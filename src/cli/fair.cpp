@@ -86,7 +86,11 @@ std::string percent(double share) {
   if (share == 0.0) return "0%";
   if (share == 1.0) return "100%";
   const double p = 100.0 * share;
-  return p >= 0.01 ? fmt::format("{:.4g}%", p) : fmt::format("{:.2g}%", p);
+  if (p < 0.01) return fmt::format("{:.2g}%", p);
+  std::string text = fmt::format("{:.4g}", p);
+  // A share below 1 never reads as 100% (99.99956% is not everything).
+  for (int digits = 3; text == "100" && digits < 17; ++digits) text = fmt::format("{:.{}f}", p, digits);
+  return text + "%";
 }
 
 void print_shares(const Schema& schema, const std::vector<std::string>& names, const std::vector<int>& prot,
