@@ -1075,8 +1075,15 @@ class Verifier {
     for (auto& q : queues_)
       for (Region& g : q->heap) left.push_back(std::move(g));
     const bool finished = left.empty() && !error_;
-    if (o_.quantify)
-      for (const Region& g : left) add_report(g, g.unfair, g.measure - g.fair - g.unfair, false);
+    if (o_.quantify) {
+      // Only the open regions that can make the report (millions may be open at a time limit).
+      const std::size_t keep = std::min(left.size(), 4 * static_cast<std::size_t>(std::max(1, o_.max_regions)));
+      auto known = [](const Region& g) { return g.measure - g.fair; };  // falsified + undecided
+      std::nth_element(left.begin(), left.begin() + static_cast<std::ptrdiff_t>(keep), left.end(),
+                       [&known](const Region& a, const Region& b) { return known(a) > known(b); });
+      for (std::size_t i = 0; i < keep; ++i)
+        add_report(left[i], left[i].unfair, left[i].measure - left[i].fair - left[i].unfair, false);
+    }
     r.stats.regions = regions_;
     r.stats.leaves = leaves_;
     r.stats.rejected = rejected_;
