@@ -751,7 +751,10 @@ class Verifier {
     if (o_.quantify && count(r, nb, needed, diff, fine)) ++(fine ? ev.fine_counted : ev.counted);
     if (discrete(r)) r.unfair = std::max(r.unfair, static_cast<long double>(r.known.size()));
     r.split = split_feature(r, nb, needed);
-    r.key = o_.quantify ? static_cast<double>(r.measure - r.fair - r.unfair) : static_cast<double>(r.depth);
+    // Hunting a witness: last in, first out (depth first, as one stack), which finds the rare
+    // witnesses of near-fair models soonest; quantifying: the largest undecided measure first.
+    r.key = o_.quantify ? static_cast<double>(r.measure - r.fair - r.unfair)
+                        : static_cast<double>(sequence_.fetch_add(1, std::memory_order_relaxed));
   }
 
   // The two halves of r along r.split (false when a real feature cannot be halved any more).
@@ -1166,6 +1169,7 @@ class Verifier {
 
   std::atomic<std::int64_t> slivers_{0};  // real-feature regions split to the last bit, still open
   std::atomic<int> witnesses_found_{0};
+  mutable std::atomic<std::int64_t> sequence_{0};  // order of creation (witness hunting: LIFO)
 
   std::vector<std::unique_ptr<Queue>> queues_;
   std::atomic<long> pending_{0};  // regions queued or being split
