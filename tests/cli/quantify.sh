@@ -119,6 +119,21 @@ print(", ".join(k for k in w["x_named"] if w["x_named"][k] != w["x_prime_named"]
 grep -q "they differ only in $changed\$" "$T/two.txt"
 check "witness header names only the changed attributes ($changed): $(head -1 "$T/two.txt")" $?
 
+# Labels are quoted the same way everywhere: GC5's age labels hold '=' (">=26").
+run_witness 60 "$T/gc5.txt" fair "$B/models/german/GC5.h5" --schema "$B/german.toml" --protected age --engine complete
+grep -Eq '^  x : .*, age=("<26"|">=26"), ' "$T/gc5.txt" && grep -Eq "^  x': age=(\"<26\"|\">=26\") \(the rest as x\)" "$T/gc5.txt"
+check "quoted labels in x and x' alike: $(grep -E "^  x'" "$T/gc5.txt")" $?
+
+# A wider, deeper network (8 x 400) over the same 624 points: a time limit that cuts the
+# enumeration short is kept to within a second, and the shares still add up to 1.
+"$PY" "$SRC/tools/make_wide_network.py" "$T/deep" --layers 8 --width 400 >/dev/null 2>&1
+check "make_wide_network.py --layers 8 --width 400" $?
+start=$(date +%s.%N)
+run_witness 60 "$T/deep.json" fair "$T/deep/wide.nnet" --schema "$T/deep/wide.toml" --quantify --time-limit 0.3 --json
+elapsed=$("$PY" -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$start" "$(date +%s.%N)")
+json_check "$T/deep.json" 'abs(d["certified"] + d["falsified"] + d["undecided"] - 1) < 1e-12 and d["stats"]["seconds"] < 1.3'
+check "8 x 400 --time-limit 0.3: engine stopped within 1 s of the limit (process $elapsed s), shares add up to 1" $?
+
 run_witness 60 "$T/v.txt" fair "$B/models/german/GC1.h5" --schema "$B/german.toml" --protected age --quantify \
   --time-limit 2 --verbose 1
 grep -q "^witness: fair: GC1" "$T/err" && grep -q "^witness: .* s: decided" "$T/err" &&
