@@ -9,7 +9,6 @@ namespace {
 
 constexpr double kUnit = 0x1p-53;    // unit roundoff of double
 constexpr double kTiny = 0x1p-1000;  // covers underflow of any number of products (each < 2^-1074)
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Higham's gamma_n, padded: a bound on the relative error of an n-term dot product in any order.
 double gamma(Eigen::Index n) { return (static_cast<double>(n) + 4.0) * kUnit * 1.01; }
@@ -99,7 +98,7 @@ NetworkBounds BoundPropagator::bounds(const Eigen::VectorXd& lo, const Eigen::Ve
     const auto& layer = net_.layers[k];
     Eigen::VectorXd l = pos_weights_[k] * alo + neg_weights_[k] * ahi + layer.bias;
     Eigen::VectorXd h = pos_weights_[k] * ahi + neg_weights_[k] * alo + layer.bias;
-    wa.push_back(abs_weights_[k] * amax[k] + layer.bias.cwiseAbs());
+    wa.emplace_back(abs_weights_[k] * amax[k] + layer.bias.cwiseAbs());
     const Eigen::VectorXd err = (gamma(layer.weights.cols() + 1) * wa[k]).array() + kTiny;
     widen(l, h, err);
     nb.lo.push_back(l);

@@ -117,7 +117,10 @@ LinearDistribution::LinearDistribution(double constant, double error, const std:
     } else if (t.kind == LinearTerm::Kind::Integers) {
       const double n = t.hi - t.lo + 1.0;
       if (n <= static_cast<double>(kMaxAtoms)) {
-        for (double v = t.lo; v <= t.hi; v += 1.0) atoms_.push_back({value_at(t, v), value_at(t, v), 1.0 / n});
+        for (long i = 0; i < static_cast<long>(n); ++i) {
+          const double v = value_at(t, t.lo + static_cast<double>(i));
+          atoms_.push_back({v, v, 1.0 / n});
+        }
       } else {  // blocks of consecutive values
         const auto blocks = static_cast<double>(kMaxAtoms);
         double first = t.lo;
@@ -162,7 +165,7 @@ LinearDistribution::LinearDistribution(double constant, double error, const std:
     } else if (t.kind == LinearTerm::Kind::Integers) {
       const double n = t.hi - t.lo + 1.0;
       if (n <= 4.0 * static_cast<double>(nf) || n <= 64.0) {
-        for (double v = t.lo; v <= t.hi; v += 1.0) hist[bin_of(value_at(t, v))] += 1.0;
+        for (long i = 0; i < static_cast<long>(n); ++i) hist[bin_of(value_at(t, t.lo + static_cast<double>(i)))] += 1.0;
       } else {  // count the integers whose value falls in each bin (slope > 0 here)
         double first = t.lo;
         for (std::size_t k = 0; k < nf; ++k) {

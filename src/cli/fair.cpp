@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <tuple>
 
 #include "bounds/relu_network.h"
 #include "cli/cli.h"
@@ -93,6 +94,81 @@ std::string percent(double share) {
   return text + "%";
 }
 
+// A bin of a feature marginal as text: "credit_amount 7501..8750", "purpose=A43".
+std::string bin_text(const Schema& schema, const FeatureMarginal& m, std::size_t b) {
+  const std::string name = schema.feature(m.feature).name;
+  if (m.lo[b] == m.hi[b]) return name + "=" + schema.display_quoted(m.feature, m.lo[b]);
+  return fmt::format("{} {}..{}", name, schema.display_quoted(m.feature, m.lo[b]),
+                     schema.display_quoted(m.feature, m.hi[b]));
+}
+
+// For each feature, the fewest values (a range of numbers, a set of categories) that hold 80% of
+// the falsified individuals; the three features where those values are the smallest share of the
+// domain say best for whom the model is unfair.
+void print_marginals(const Schema& schema, const FairnessResult& r) {
+  if (r.share.falsified <= 0.0) return;
+  struct Where {
+    double domain, falsified;
+    std::string text;
+  };
+  std::vector<Where> found;
+  for (const FeatureMarginal& m : r.marginals) {
+    const std::size_t n = m.falsified.size();
+    Where best{2.0, 0.0, ""};
+    if (schema.feature(m.feature).kind == FeatureKind::Categorical) {
+      std::vector<std::size_t> order(n);
+      for (std::size_t i = 0; i < n; ++i) order[i] = i;
+      std::sort(order.begin(), order.end(), [&m](std::size_t a, std::size_t b) {
+        return m.falsified[a] / std::max(m.domain[a], 1e-300) > m.falsified[b] / std::max(m.domain[b], 1e-300);
+      });
+      double f = 0.0, d = 0.0;
+      std::string names;
+      for (std::size_t i = 0; i < n && f < 0.8; ++i) {
+        f += m.falsified[order[i]], d += m.domain[order[i]];
+        names += (names.empty() ? "" : ", ") + schema.display_quoted(m.feature, m.lo[order[i]]);
+      }
+      best = {d, f, schema.feature(m.feature).name + " in {" + names + "}"};
+    } else {
+      for (std::size_t i = 0; i < n; ++i) {  // the narrowest window of bins holding 80%
+        double f = 0.0, d = 0.0;
+        for (std::size_t j = i; j < n; ++j) {
+          f += m.falsified[j], d += m.domain[j];
+          if (f < 0.8) continue;
+          if (d < best.domain) {
+            const Feature& feat = schema.feature(m.feature);
+            best = {d, f,
+                    fmt::format("{} {}..{}", feat.name, schema.display_quoted(m.feature, m.lo[i]),
+                                schema.display_quoted(m.feature, m.hi[j]))};
+          }
+          break;
+        }
+      }
+    }
+    if (best.domain <= 0.7) found.push_back(best);
+  }
+  std::sort(found.begin(), found.end(), [](const Where& a, const Where& b) { return a.domain < b.domain; });
+  if (found.empty()) return;
+  std::cout << "  for whom (values holding most of the falsified individuals; their share of the domain):\n";
+  for (std::size_t i = 0; i < found.size() && i < 3; ++i)
+    std::cout << fmt::format("    {}: {} of them ({} of the domain)\n", found[i].text, percent(found[i].falsified),
+                             percent(found[i].domain));
+}
+
+nlohmann::json marginals_json(const Schema& schema, const std::vector<FeatureMarginal>& marginals) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const FeatureMarginal& m : marginals) {
+    nlohmann::json bins = nlohmann::json::array();
+    for (std::size_t b = 0; b < m.lo.size(); ++b)
+      bins.push_back({{"range", bin_text(schema, m, b)},
+                      {"lo", schema.display(m.feature, m.lo[b])},
+                      {"hi", schema.display(m.feature, m.hi[b])},
+                      {"falsified", m.falsified[b]},
+                      {"domain", m.domain[b]}});
+    out.push_back({{"feature", schema.feature(m.feature).name}, {"bins", bins}});
+  }
+  return out;
+}
+
 void print_shares(const Schema& schema, const std::vector<std::string>& names, const std::vector<int>& prot,
                   const FairnessResult& r) {
   const DomainShare& d = r.share;
@@ -103,6 +179,7 @@ void print_shares(const Schema& schema, const std::vector<std::string>& names, c
     std::cout << fmt::format("  exactly {:.0f} of the {:.0f} points change label when {} changes\n",
                              static_cast<double>(d.falsified_points), static_cast<double>(d.points),
                              fmt::join(names, " or "));
+  print_marginals(schema, r);
   std::size_t shown = 0, falsified = 0;
   for (const RegionReport& g : r.regions) falsified += g.falsified > 0.0 ? 1 : 0;
   for (const RegionReport& g : r.regions) {
@@ -136,7 +213,7 @@ void write_regions(const std::string& path, const Schema& schema, const std::vec
     for (int f = 0; f < schema.size(); ++f) {
       if (std::find(prot.begin(), prot.end(), f) != prot.end()) continue;
       const std::string lo = schema.display(f, g.lo(f)), hi = schema.display(f, g.hi(f));
-      out << "," << csv_field(lo == hi ? lo : lo + ".." + hi);
+      out << "," << csv_field(lo == hi ? lo : fmt::format("{}..{}", lo, hi));
     }
     out << "\n";
   }
@@ -399,7 +476,10 @@ int run_fair(const FairArgs& args) {
                        {"exact", r.share.exact},
                        {"falsified_points",
                         r.share.exact ? nlohmann::json(static_cast<double>(r.share.falsified_points)) : nullptr}};
-      if (args.quantify) doc["regions"] = regions_json(schema, o.protected_features, r.regions);
+      if (args.quantify) {
+        doc["regions"] = regions_json(schema, o.protected_features, r.regions);
+        doc["falsified_by_feature"] = marginals_json(schema, r.marginals);
+      }
     }
     if (r.data.measured)
       doc["data"] = {{"file", r.data.source},

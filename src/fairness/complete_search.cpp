@@ -209,6 +209,7 @@ class Verifier {
     threads_ = threads;
     for (unsigned t = 0; t < threads; ++t) queues_.push_back(std::make_unique<Queue>());
     split_ = o.split != SplitRule::Auto ? o.split : o.quantify ? SplitRule::Gap : SplitRule::Score;
+    if (o.quantify) init_marginals();
     bp_.set_stop(&stop_);
     forward_.set_stop(&stop_);
     exact_.set_stop(&stop_);
@@ -467,7 +468,7 @@ class Verifier {
         }
         if (flip < 0) continue;
         ++unfair;
-        if (o_.quantify && ev.unfair_points.size() <= kPointReports) ev.unfair_points.push_back(block.col(i));
+        if (o_.quantify && ev.unfair_points.size() <= kPointReports) ev.unfair_points.emplace_back(block.col(i));
         if (wants_witnesses() && ev.witnesses.size() < static_cast<std::size_t>(std::max(1, o_.max_witnesses)) &&
             !try_candidate(block.col(i), flip / nc, flip % nc, ev))
           ++ev.exact_only;
@@ -493,7 +494,8 @@ class Verifier {
       const double hi = is_protected_[static_cast<std::size_t>(f)] ? raw(f) : r.hi(f);
       if (feat.one_hot) {
         std::vector<double> table;
-        for (double v = lo; v <= hi; v += 1.0) table.push_back(coef(feat.model_offset + static_cast<Eigen::Index>(v)));
+        for (auto v = static_cast<Eigen::Index>(lo); v <= static_cast<Eigen::Index>(hi); ++v)
+          table.push_back(coef(feat.model_offset + v));
         terms.push_back(LinearTerm::values(std::move(table)));
         continue;
       }
@@ -894,9 +896,11 @@ class Verifier {
                 Region point{p, p, {}, {}, 0, -1};
                 point.measure = 1.0L;
                 add_report(point, 1.0L, 0.0L, true);
+                add_marginal(p, p, 1.0L);
               }
             } else {
               add_report(c, ev.falsified, 0.0L, ev.all_falsified);
+              add_marginal(c.lo, c.hi, ev.falsified);
             }
           }
           continue;
@@ -938,6 +942,57 @@ class Verifier {
     std::lock_guard lock(mutex_);
     evicted_ += static_cast<std::int64_t>(out.size());
     for (Region& r : out) stuck_.push_back(std::move(r));
+  }
+
+  // Bins of each non-protected feature for the marginals: one per value up to 16 values, else 16.
+  void init_marginals() {
+    for (int f = 0; f < schema_.size(); ++f) {
+      if (is_protected_[static_cast<std::size_t>(f)]) continue;
+      const Feature& feat = schema_.feature(f);
+      FeatureMarginal m;
+      m.feature = f;
+      const double values = feat.max - feat.min + 1.0;
+      const int bins = feat.integral() && values <= 16.0 ? static_cast<int>(values) : 16;
+      for (int b = 0; b < bins; ++b) {
+        if (feat.integral() && values <= 16.0) {
+          m.lo.push_back(feat.min + b), m.hi.push_back(feat.min + b);
+        } else if (feat.integral()) {
+          m.lo.push_back(feat.min + std::floor(values * b / bins));
+          m.hi.push_back(feat.min + std::floor(values * (b + 1) / bins) - 1.0);
+        } else {
+          m.lo.push_back(feat.min + (feat.max - feat.min) * b / bins);
+          m.hi.push_back(feat.min + (feat.max - feat.min) * (b + 1) / bins);
+        }
+      }
+      m.falsified.assign(static_cast<std::size_t>(bins), 0.0);
+      m.domain.assign(static_cast<std::size_t>(bins), 0.0);
+      for (int b = 0; b < bins; ++b)
+        m.domain[static_cast<std::size_t>(b)] =
+            overlap(feat, m.lo[static_cast<std::size_t>(b)], m.hi[static_cast<std::size_t>(b)], feat.min, feat.max);
+      marginals_.push_back(std::move(m));
+      marginal_mass_.emplace_back(static_cast<std::size_t>(bins), 0.0L);
+    }
+  }
+
+  // The share of [lo, hi] (a feature's range in a box) that lies in the bin [blo, bhi].
+  static double overlap(const Feature& feat, double blo, double bhi, double lo, double hi) {
+    if (feat.integral()) {
+      const double n = std::min(bhi, hi) - std::max(blo, lo) + 1.0;
+      return n > 0.0 ? n / (hi - lo + 1.0) : 0.0;
+    }
+    if (hi <= lo) return lo >= blo && lo <= bhi ? 1.0 : 0.0;
+    return std::max(0.0, std::min(bhi, hi) - std::max(blo, lo)) / (hi - lo);
+  }
+
+  // Adds a falsified measure spread evenly over the box [lo, hi] to every feature's bins.
+  void add_marginal(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi, long double mass) {
+    if (mass <= 0.0L) return;
+    for (std::size_t m = 0; m < marginals_.size(); ++m) {
+      const FeatureMarginal& fm = marginals_[m];
+      const Feature& feat = schema_.feature(fm.feature);
+      for (std::size_t b = 0; b < fm.lo.size(); ++b)
+        marginal_mass_[m][b] += mass * overlap(feat, fm.lo[b], fm.hi[b], lo(fm.feature), hi(fm.feature));
+    }
   }
 
   void add_report(const Region& r, long double falsified, long double undecided, bool all) {
@@ -1079,6 +1134,14 @@ class Verifier {
       for (Region& g : q->heap) left.push_back(std::move(g));
     const bool finished = left.empty() && !error_;
     if (o_.quantify) {
+      for (const Region& g : left) add_marginal(g.lo, g.hi, g.unfair);
+      const long double total = closed_falsified_ + open_unfair_;
+      for (std::size_t m = 0; m < marginals_.size(); ++m)
+        for (std::size_t b = 0; b < marginal_mass_[m].size(); ++b)
+          marginals_[m].falsified[b] = total > 0.0L ? static_cast<double>(marginal_mass_[m][b] / total) : 0.0;
+      r.marginals = marginals_;
+    }
+    if (o_.quantify) {
       // Only the open regions that can make the report (millions may be open at a time limit).
       const std::size_t keep = std::min(left.size(), 4 * static_cast<std::size_t>(std::max(1, o_.max_regions)));
       auto known = [](const Region& g) { return g.measure - g.fair; };  // falsified + undecided
@@ -1124,10 +1187,23 @@ class Verifier {
       merge_reports();
       r.regions = std::move(reports_);
     }
+    // Why the run stopped short; also kept with a witness verdict, whose shares it qualifies.
+    std::string unfinished;
+    if (!finished) {
+      if (slivers_ > 0 && !interrupted_)
+        unfinished =
+            fmt::format("{} regions of real features were split to the last bit and are still open", slivers_.load());
+      else if (evicted_ > 0 && !interrupted_)
+        unfinished = fmt::format("{} open regions exceeded the queue's capacity and stay undecided", evicted_);
+      else
+        unfinished = fmt::format("time limit: {:.4g}% of the domain certified, {:.3g}% falsified, {} regions open",
+                                 100.0 * r.share.certified, 100.0 * r.share.falsified, left.size());
+    }
     r.witnesses = std::move(witnesses_);
     if (!r.witnesses.empty()) {
       r.verdict = Verdict::Witness;
       r.exhaustive = finished && o_.quantify;
+      if (o_.quantify) r.reason = unfinished;
     } else if (finished && closed_falsified_ == 0.0L) {
       r.verdict = Verdict::Verified;
       r.exhaustive = true;
@@ -1135,14 +1211,8 @@ class Verifier {
     } else if (finished) {
       r.reason = fmt::format("{} points are witnesses in exact arithmetic but not when replayed in double",
                              static_cast<double>(closed_falsified_));
-    } else if (slivers_ > 0 && !interrupted_) {
-      r.reason =
-          fmt::format("{} regions of real features were split to the last bit and are still open", slivers_.load());
-    } else if (evicted_ > 0 && !interrupted_) {
-      r.reason = fmt::format("{} open regions exceeded the queue's capacity and stay undecided", evicted_);
     } else {
-      r.reason = fmt::format("time limit: {:.4g}% of the domain certified, {:.3g}% falsified, {} regions open",
-                             100.0 * r.share.certified, 100.0 * r.share.falsified, left.size());
+      r.reason = unfinished;
     }
     r.stats.seconds = env_.elapsed_seconds();
     return r;
@@ -1162,31 +1232,32 @@ class Verifier {
   std::vector<Eigen::Index> protected_inputs_;  // model inputs of the protected features
   std::vector<Eigen::MatrixXd> abs_weights_;
   long double domain_points_ = 1.0L;  // the measure of the whole domain
-  bool real_domain_ = false;          // some non-protected feature is real
   double point_cost_ = 0.0, bound_cost_ = 0.0;
   unsigned threads_ = 1;
   SplitRule split_ = SplitRule::Score;  // o_.split with Auto resolved
-
-  std::atomic<std::int64_t> slivers_{0};  // real-feature regions split to the last bit, still open
+  bool real_domain_ = false;            // some non-protected feature is real
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> interrupted_{false};  // stopped by the time limit or the cancel flag
   std::atomic<int> witnesses_found_{0};
+  std::atomic<std::int64_t> slivers_{0};           // real-feature regions split to the last bit, still open
   mutable std::atomic<std::int64_t> sequence_{0};  // order of creation (witness hunting: LIFO)
+  std::atomic<long> pending_{0};                   // regions queued or being split
 
   std::vector<std::unique_ptr<Queue>> queues_;
-  std::atomic<long> pending_{0};  // regions queued or being split
-  std::atomic<bool> stop_{false};
   std::mutex idle_mutex_;
   std::condition_variable idle_cv_;
 
-  std::atomic<bool> interrupted_{false};  // stopped by the time limit or the cancel flag
-  std::mutex mutex_;                      // guards everything below
+  std::mutex mutex_;                                               // guards everything below
+  long double closed_certified_ = 0.0L, closed_falsified_ = 0.0L;  // measures of closed regions
+  long double open_fair_ = 0.0L, open_unfair_ = 0.0L;              // counted in open regions
   std::exception_ptr error_;
   std::int64_t regions_ = 0, leaves_ = 0, rejected_ = 0, checked_ = 0, enumerated_ = 0, counted_ = 0, fine_counted_ = 0;
   std::int64_t exact_only_ = 0, evicted_ = 0;
-  long double closed_certified_ = 0.0L, closed_falsified_ = 0.0L;  // measures of closed regions
-  long double open_fair_ = 0.0L, open_unfair_ = 0.0L;              // counted in open regions
-  std::vector<Region> stuck_;                                      // open for good
+  std::vector<Region> stuck_;  // open for good
   std::vector<WitnessPair> witnesses_;
   std::vector<RegionReport> reports_;
+  std::vector<FeatureMarginal> marginals_;
+  std::vector<std::vector<long double>> marginal_mass_;  // falsified measure per feature and bin
 };
 
 }  // namespace

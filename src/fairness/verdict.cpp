@@ -83,8 +83,11 @@ std::string region_rule(const Schema& schema, const RegionReport& region, const 
     if (lo == hi) {
       part = feat.name + "=" + schema.display_quoted(f, lo);
     } else if (feat.kind == FeatureKind::Categorical && hi - lo < 4.0) {
-      for (double v = lo; v <= hi; v += 1.0) part += (part.empty() ? "" : ", ") + schema.display_quoted(f, v);
-      part = feat.name + " in {" + part + "}";
+      for (auto v = static_cast<long>(lo); v <= static_cast<long>(hi); ++v) {
+        if (!part.empty()) part += ", ";
+        part += schema.display_quoted(f, static_cast<double>(v));
+      }
+      part = fmt::format("{} in {{{}}}", feat.name, part);
     } else if (feat.integral()) {
       part = fmt::format("{} {}..{}", feat.name, schema.display_quoted(f, lo), schema.display_quoted(f, hi));
     } else {

@@ -96,6 +96,17 @@ struct RegionReport {
 // "month 35..80, credit_amount 0..7, purpose in {A40, A41}" ("the whole domain" if none).
 std::string region_rule(const Schema& schema, const RegionReport& region, const std::vector<int>& protected_features);
 
+// Where the falsified individuals are, feature by feature: for each non-protected feature, its
+// values in ranges (one per value up to 16 values, else 16 ranges), each with the share of the
+// falsified individuals and the share of the domain it holds. Approximate where counting left the
+// falsified points of a box unknown (they are spread evenly over it); exact for boxes closed by
+// the bounds and for enumerated points.
+struct FeatureMarginal {
+  int feature = 0;
+  std::vector<double> lo, hi;             // raw range of each bin
+  std::vector<double> falsified, domain;  // shares of the falsified individuals / of the domain
+};
+
 // Rows of a data set checked exactly against every protected value (--data).
 struct DataShare {
   bool measured = false;
@@ -115,6 +126,7 @@ struct FairnessResult {
   // Complete engine with quantify: falsified and undecided boxes, merged where adjacent, largest
   // falsified share first (at most CompleteSearchOptions::max_regions).
   std::vector<RegionReport> regions;
+  std::vector<FeatureMarginal> marginals;  // quantify: where the falsified individuals are
   DataShare data;
 };
 

@@ -73,6 +73,9 @@ check "--data: every point of both sexes, twice the unfair individuals" $?
 json_check "$T/q.json" "abs(sum(g['falsified'] for g in d['regions']) - d['falsified']) < 1e-12 and
   all(g['all_falsified'] for g in d['regions']) and all(g['rule'] for g in d['regions'])"
 check "regions (JSON): all-falsified boxes whose shares add up to the falsified share" $?
+json_check "$T/q.json" "len(d['falsified_by_feature']) == 3 and all(abs(sum(b['falsified'] for b in f['bins']) - 1) < 1e-12
+  and abs(sum(b['domain'] for b in f['bins']) - 1) < 1e-12 for f in d['falsified_by_feature'])"
+check "falsified_by_feature: one entry per non-protected feature, shares of the falsified and of the domain add up to 1" $?
 head -1 "$T/r.csv" | grep -q '^kind,share,falsified,undecided,points,rule,age,education,employment$'
 check "--regions-out header: kind, shares, points, rule, one column per non-protected feature" $?
 "$PY" -c 'import csv, json, sys
@@ -85,7 +88,8 @@ assert all(r["kind"] == "falsified" for r in rows)' "$T/r.csv" "$T/q.json"
 check "--regions-out: one row per region, points add up to the falsified count" $?
 run_witness 60 "$T/q.txt" fair "$NET" --schema "$SCHEMA" --quantify
 grep -q "^  exactly $UNFAIR of the 624 points change label when sex changes$" "$T/q.txt" &&
-  grep -q "undecided 0% of 624 points" "$T/q.txt" && grep -q "every point: " "$T/q.txt"
+  grep -q "undecided 0% of 624 points" "$T/q.txt" && grep -q "every point: " "$T/q.txt" &&
+  grep -q "^  for whom (values holding most of the falsified individuals" "$T/q.txt"
 check "quantify text: exact count, undecided 0%, falsified regions with rules" $?
 
 # A time limit on GC1 (about 5.8e14 points): sound shares at exit, adding up to 1.
