@@ -1,6 +1,7 @@
 // witness dual MODEL --schema S [--protected A[,B]] -o DUAL.onnx: writes PyFair's dual network, whose
 // label is 1 exactly for inputs (x, p') where the model's labels on x and on x' differ.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <iostream>
 #include <memory>
@@ -22,12 +23,6 @@ struct DualArgs {
   bool duplicate = false;
 };
 
-std::string join(const std::vector<std::string>& names, std::size_t from, std::size_t to) {
-  std::string out;
-  for (std::size_t i = from; i < to; ++i) out += (out.empty() ? "" : ", ") + names[i];
-  return out;
-}
-
 void run_dual(const DualArgs& args) {
   const auto dot = args.out.find_last_of('.');
   if (dot == std::string::npos || args.out.substr(dot + 1) != "onnx") {
@@ -45,15 +40,16 @@ void run_dual(const DualArgs& args) {
 
   const auto& in = d.model.input_names;
   const auto& out = d.model.output_names;
-  const auto w = static_cast<std::size_t>(d.decision_width);
-  const auto x = static_cast<std::size_t>(d.width_x);
+  const auto w = static_cast<std::ptrdiff_t>(d.decision_width);
+  const auto x = static_cast<std::ptrdiff_t>(d.width_x);
   std::cout << fmt::format("wrote {} to {} ({}, {} nodes)\n", d.model.name, args.out,
                            d.block_diagonal ? "block-diagonal layers" : "two copies of every node",
                            d.model.nodes.size());
   std::cout << fmt::format("inputs   {}: x = the {} inputs of {} ({}), then p' = {}\n", in.size(), x, model.name,
-                           join(in, 0, x), join(in, x, in.size()));
+                           fmt::join(in.begin(), in.begin() + x, ", "), fmt::join(in.begin() + x, in.end(), ", "));
   std::cout << fmt::format("outputs  {}: {} on x, {} on x' (the values {}'s decision rule reads), differ\n", out.size(),
-                           join(out, 0, w), join(out, w, 2 * w), model.name);
+                           fmt::join(out.begin(), out.begin() + w, ", "),
+                           fmt::join(out.begin() + w, out.begin() + 2 * w, ", "), model.name);
   std::cout << "decision label = differ: 1 iff the labels of x and x' differ\n";
 }
 

@@ -76,12 +76,6 @@ void write_witnesses(const std::string& path, const Model& model, const Schema& 
   out.close();
 }
 
-std::string join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
 // A share of the domain in percent, with enough digits that small shares stay visible.
 std::string percent(double share) {
   if (share == 0.0) return "0%";
@@ -274,7 +268,7 @@ void print_text(const Model& model, const Schema& schema, const std::vector<std:
     }
     case Verdict::Verified:
       std::cout << fmt::format("verified: {} has no unfairness witness for {} in the domain of {}\n", model.name,
-                               join(names), schema.source());
+                               fmt::join(names, ", "), schema.source());
       if (r.share.measured) {
         std::cout << fmt::format(
             "  every region was closed by sound bounds or decided exactly ({} regions, {} leaves)\n", st.regions,

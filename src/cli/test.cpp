@@ -1,5 +1,6 @@
 // witness test MODEL|--cmd CMD --schema S --protected A[,B] --method M: black-box fairness testing.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <iostream>
@@ -38,12 +39,6 @@ struct TestArgs {
   bool budget_given = false;
   std::map<std::string, std::string> env_options;
 };
-
-std::string join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
-  return out;
-}
 
 double rate(std::int64_t part, std::int64_t whole) {
   return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
@@ -157,7 +152,7 @@ void run_test_command(const TestArgs& args, int& status) {
     return;
   }
   const std::string who = model ? fmt::format("{} ({})", model->name, model->source) : "'" + args.command + "'";
-  std::cout << fmt::format("{} on {}, protected {}\n", to_string(r.method), who, join(names));
+  std::cout << fmt::format("{} on {}, protected {}\n", to_string(r.method), who, fmt::join(names, ","));
   std::cout << fmt::format("  {} unique tests, {} discriminatory ({:.1f}%) in {:.2f} s; stopped: {}\n", r.generated,
                            r.discriminatory, 100 * rate(r.discriminatory, r.generated), r.seconds, r.stopped);
   std::string phases;

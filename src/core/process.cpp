@@ -235,4 +235,71 @@ void ChildProcess::kill() {  // NOLINT(readability-make-member-function-const): 
   if (!reaped_ && pid_ > 0) ::kill(-pid_, SIGKILL);
 }
 
+Isolated run_isolated(const std::function<std::string()>& work, std::chrono::milliseconds timeout) {
+  Isolated r;
+  int fds[2];
+  if (pipe(fds) != 0) return r;
+  const pid_t pid = fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return r;
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    const int devnull = open("/dev/null", O_WRONLY);
+    if (devnull >= 0) dup2(devnull, STDERR_FILENO);
+    std::string message;
+    try {
+      message = "R" + work();  // the mark tells a returned "" from a silent crash
+    } catch (...) {
+      _exit(4);
+    }
+    const char* data = message.data();
+    std::size_t left = message.size();
+    while (left > 0) {
+      const ssize_t n = write(fds[1], data, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) _exit(5);
+      data += n;
+      left -= static_cast<std::size_t>(n);
+    }
+    _exit(0);
+  }
+  ::close(fds[1]);
+  int fd = fds[0];
+  std::string message;
+  const auto deadline = Clock::now() + timeout;
+  bool timed_out = false;
+  while (fd >= 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd pfd{fd, POLLIN, 0};
+    const int ready = poll(&pfd, 1, static_cast<int>(std::min<std::int64_t>(left.count(), INT_MAX)));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) break;
+    if (ready > 0) read_once(fd, message);  // closes fd at the end
+  }
+  close_fd(fd);
+  if (timed_out) ::kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) {
+    r.outcome = Isolated::Outcome::Timeout;
+  } else if (WIFSIGNALED(status)) {
+    r.outcome = Isolated::Outcome::Crashed;
+    r.signal = WTERMSIG(status);
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !message.empty() && message[0] == 'R') {
+    r.outcome = Isolated::Outcome::Returned;
+    r.message = message.substr(1);
+  } else {
+    r.outcome = Isolated::Outcome::Crashed;
+  }
+  return r;
+}
+
 }  // namespace witness

@@ -6,6 +6,11 @@
 //   if (status == witness::ChildProcess::Status::Timeout) child.kill();
 //   if (status != witness::ChildProcess::Status::Ok)
 //     throw witness::InputError(child.command(), "", child.exit_description() + ": " + child.stderr_tail());
+//
+// or a function of this program run in a forked child, so that a library crash cannot take us down:
+//
+//   const witness::Isolated r = witness::run_isolated([] { return std::string(); }, std::chrono::seconds(30));
+//   if (r.outcome == witness::Isolated::Outcome::Crashed) { /* r.signal, r.message */ }
 #pragma once
 
 #include <sys/types.h>
@@ -13,6 +18,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -73,5 +79,23 @@ class ChildProcess {
   bool reaped_ = false;
   std::optional<int> wait_status_;  // as from waitpid(); empty if reaped but unknown (ECHILD)
 };
+
+// What became of a function run by run_isolated.
+struct Isolated {
+  enum class Outcome : std::uint8_t {
+    Returned,  // the function returned; `message` is what it returned
+    Crashed,   // the child died by a signal (`signal`), or exited without a message (a sanitizer's exit 1)
+    Timeout,   // it did not finish in time and was killed
+    NotRun,    // no child could be started (pipe or fork failed): the caller may run the work itself
+  };
+  Outcome outcome = Outcome::NotRun;
+  std::string message;
+  int signal = 0;  // Crashed by a signal: its number
+};
+
+// Runs `work` in a forked child (stderr to /dev/null: a crash report is not ours to print) and
+// passes back the string it returns; kills the child after `timeout`. The child runs only `work`
+// and exits: fork from a thread-free moment (the loaders do), since only the forking thread lives on.
+Isolated run_isolated(const std::function<std::string()>& work, std::chrono::milliseconds timeout);
 
 }  // namespace witness

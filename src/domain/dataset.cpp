@@ -1,6 +1,7 @@
 #include "domain/dataset.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -20,12 +21,6 @@ std::string csv_field(const std::string& text) {
 namespace {
 
 constexpr int kLabelColumn = -1;
-
-std::string join(const std::vector<std::string>& parts) {
-  std::string out;
-  for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
-  return out;
-}
 
 // A header whose fields all read as numbers is a data row: the file has no header.
 bool looks_like_data(const std::vector<std::string_view>& fields) {
@@ -91,7 +86,7 @@ Dataset read(detail::CsvReader& rd, const Schema& schema) {
     }
     throw InputError(file, fmt::format("line {} (header)", rd.line()),
                      fmt::format("missing column{} {} (feature{} of schema '{}')", missing.size() > 1 ? "s" : "",
-                                 join(missing), missing.size() > 1 ? "s" : "", schema.name()));
+                                 fmt::join(missing, ", "), missing.size() > 1 ? "s" : "", schema.name()));
   }
 
   std::map<std::string, int, std::less<>> classes;
@@ -126,7 +121,7 @@ Dataset read(detail::CsvReader& rd, const Schema& schema) {
         } else {
           std::string expected = "an integer class index";
           if (!classes.empty())
-            expected = fmt::format("a class ({}) or an integer class index", join(schema.label_classes()));
+            expected = fmt::format("a class ({}) or an integer class index", fmt::join(schema.label_classes(), ", "));
           throw InputError(file, fmt::format("row {} (line {}), column '{}'", row, rd.line(), names[c]),
                            fmt::format("expected {}, got '{}'", expected, t));
         }

@@ -1,6 +1,7 @@
 #include "domain/schema.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -21,10 +22,11 @@ constexpr double kMaxExactInteger = 9007199254740992.0;
 
 bool is_integer(double v) { return std::isfinite(v) && std::floor(v) == v && std::fabs(v) <= kMaxExactInteger; }
 
-std::string join(const std::vector<std::string>& parts, std::size_t limit = 0) {
+// The first `limit` parts, then how many there are in all.
+std::string join_at_most(const std::vector<std::string>& parts, std::size_t limit) {
   std::string out;
   for (std::size_t i = 0; i < parts.size(); ++i) {
-    if (limit != 0 && i == limit) {
+    if (i == limit) {
       out += fmt::format(", ... ({} in all)", parts.size());
       break;
     }
@@ -61,7 +63,7 @@ class SchemaParser {
     for (auto&& [key, value] : t) {
       if (allowed.contains(key.str())) continue;
       std::vector<std::string> names(allowed.begin(), allowed.end());
-      fail(&value, fmt::format("{}unknown key '{}' (allowed: {})", context, key.str(), join(names)));
+      fail(&value, fmt::format("{}unknown key '{}' (allowed: {})", context, key.str(), fmt::join(names, ", ")));
     }
   }
 
@@ -271,8 +273,8 @@ class SchemaParser {
           for (const Feature& f : s.features_) names.push_back(f.name);
           // TOML reads `a.b = [0, 1]` as a table `a`: the usual slip with dotted feature names.
           const char* hint = range.is_table() ? "; quote a name with dots: \"a.b\" = [lo, hi]" : "";
-          fail(&range,
-               fmt::format("box '{}': unknown feature '{}' (known: {}){}", box, feat_key.str(), join(names), hint));
+          fail(&range, fmt::format("box '{}': unknown feature '{}' (known: {}){}", box, feat_key.str(),
+                                   fmt::join(names, ", "), hint));
         }
         const Feature& f = s.features_[static_cast<std::size_t>(it->second)];
         const auto* pair = range.as_array();
@@ -367,7 +369,7 @@ int Schema::feature_index(std::string_view name) const {
   if (it != index_.end()) return it->second;
   std::vector<std::string> names;
   for (const Feature& f : features_) names.push_back(f.name);
-  throw InputError(source_, "", fmt::format("unknown feature '{}' (known: {})", name, join(names)));
+  throw InputError(source_, "", fmt::format("unknown feature '{}' (known: {})", name, fmt::join(names, ", ")));
 }
 
 std::vector<int> Schema::protected_indices(const std::vector<std::string>& names) const {
@@ -398,8 +400,9 @@ Schema Schema::with_box(const std::string& box) const {
   auto it = boxes_.find(box);
   if (it == boxes_.end()) {
     throw InputError(source_, "",
-                     boxes_.empty() ? fmt::format("unknown box '{}' (this schema defines no [boxes.*] tables)", box)
-                                    : fmt::format("unknown box '{}' (available: {})", box, join(box_names())));
+                     boxes_.empty()
+                         ? fmt::format("unknown box '{}' (this schema defines no [boxes.*] tables)", box)
+                         : fmt::format("unknown box '{}' (available: {})", box, fmt::join(box_names(), ", ")));
   }
   Schema s = *this;
   for (const auto& [i, bounds] : it->second) {
@@ -564,8 +567,8 @@ std::string Schema::try_parse_value(int fi, std::string_view text, double& value
       for (std::size_t c = 0; c < f.categories.size(); ++c) {
         if (static_cast<double>(c) >= f.min && static_cast<double>(c) <= f.max) allowed.push_back(f.categories[c]);
       }
-      return fmt::format("expected a category of '{}' ({}) or a code in {}{}, got '{}'", f.name, join(allowed, 12),
-                         bounds(), in_box(), t);
+      return fmt::format("expected a category of '{}' ({}) or a code in {}{}, got '{}'", f.name,
+                         join_at_most(allowed, 12), bounds(), in_box(), t);
     }
     case FeatureKind::Boolean:
       if (t == "true" || t == "True" || t == "TRUE") {

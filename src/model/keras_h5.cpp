@@ -2,12 +2,7 @@
 // holds the architecture as JSON, `model_weights/<layer>/` the weights, listed by the layer
 // group's `weight_names` attribute (Keras 2.3: `<layer>/kernel:0`, `<layer>/bias:0`).
 #include <H5Cpp.h>
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -21,6 +16,7 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "core/process.h"
 #include "model/loaders.h"
 
 namespace witness {
@@ -632,76 +628,35 @@ Model load_checked(const std::string& path) {
 // HDF5 1.10 does not bounds-check all of a file's metadata: fuzzing found corrupt files on which
 // it segfaults (in H5HG_read) or allocates and clears gigabytes. So a child process reads the file
 // first, and this process reads only files the child read cleanly. Returns the child's error
-// message, if it reported one.
+// message ('U' + text for UnsupportedError, 'I' + text for any other error), if it reported one.
 std::optional<std::string> read_in_child(const std::string& path) {
-  constexpr int kTimeoutMs = 30'000;
-  int fds[2];
-  if (pipe(fds) != 0) return std::nullopt;  // cannot isolate: read directly
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return std::nullopt;
+  constexpr auto kTimeout = std::chrono::seconds(30);
+  const Isolated r = run_isolated(
+      [&path]() -> std::string {
+        try {
+          (void)load_checked(path);
+          return {};
+        } catch (const UnsupportedError& e) {
+          return std::string("U") + e.what();
+        } catch (const std::exception& e) {
+          return std::string("I") + e.what();
+        }
+      },
+      kTimeout);
+  switch (r.outcome) {
+    case Isolated::Outcome::NotRun: return std::nullopt;  // cannot isolate: read directly
+    case Isolated::Outcome::Timeout:
+      throw InputError(path, "",
+                       fmt::format("corrupt HDF5 file: reading it did not finish within {} s", kTimeout.count()));
+    case Isolated::Outcome::Crashed:
+      if (r.signal != 0)
+        throw InputError(path, "",
+                         fmt::format("corrupt HDF5 file: the HDF5 library crashed reading it (signal {})", r.signal));
+      throw InputError(path, "", "corrupt HDF5 file: the HDF5 library crashed reading it");
+    case Isolated::Outcome::Returned: break;
   }
-  if (pid == 0) {
-    close(fds[0]);
-    const int devnull = open("/dev/null", O_WRONLY);
-    if (devnull >= 0) dup2(devnull, STDERR_FILENO);  // a crash report is not ours to print
-    std::string message;                             // first byte: 'U' for UnsupportedError, 'I' for any other error
-    try {
-      (void)load_checked(path);
-      _exit(0);
-    } catch (const UnsupportedError& e) {
-      message = std::string("U") + e.what();
-    } catch (const std::exception& e) {
-      message = std::string("I") + e.what();
-    }
-    const ssize_t written = write(fds[1], message.data(), message.size());
-    _exit(written >= 0 ? 3 : 4);
-  }
-  close(fds[1]);
-  std::string message;
-  char buf[4096];
-  pollfd pfd{fds[0], POLLIN, 0};
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kTimeoutMs);
-  bool timed_out = false;
-  for (;;) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      timed_out = true;
-      break;
-    }
-    const int ready = poll(&pfd, 1, static_cast<int>(left.count()));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) {
-      timed_out = ready == 0;
-      break;
-    }
-    const ssize_t n = read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // the child closed the pipe: it has finished
-    message.append(buf, static_cast<std::size_t>(n));
-  }
-  close(fds[0]);
-  if (timed_out) kill(pid, SIGKILL);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (timed_out) {
-    throw InputError(path, "",
-                     fmt::format("corrupt HDF5 file: reading it did not finish within {} s", kTimeoutMs / 1000));
-  }
-  if (WIFSIGNALED(status)) {
-    throw InputError(
-        path, "", fmt::format("corrupt HDF5 file: the HDF5 library crashed reading it (signal {})", WTERMSIG(status)));
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return std::nullopt;
-  // A sanitizer turns the crash into exit status 1, with no message on the pipe.
-  if (message.empty()) {
-    throw InputError(path, "", "corrupt HDF5 file: the HDF5 library crashed reading it");
-  }
-  return message;
+  if (r.message.empty()) return std::nullopt;
+  return r.message;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Query files (TOML). Top-level keys are one query, or defaults for the [[query]] tables that
 // follow; an [[query]]'s own [query.inputs] entries replace the defaults of the same name.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <toml++/toml.h>
 
 #include <filesystem>
@@ -17,12 +18,6 @@ namespace {
 constexpr std::string_view kQueryKeys[] = {"name",   "description", "model", "kind",     "semantics",
                                            "inputs", "environment", "state", "behavior", "factual"};
 constexpr std::string_view kInputKeys[] = {"role", "type", "value", "min", "max", "values", "description"};
-
-std::string join(const auto& items) {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : ", ") + std::string(s);
-  return out;
-}
 
 class QueryFileReader {
  public:
@@ -75,7 +70,7 @@ class QueryFileReader {
       if (std::find(std::begin(allowed), std::end(allowed), key.str()) != std::end(allowed)) continue;
       const std::string place = key.source().begin.line != 0 ? at(key.source()) : at(value.source());
       throw InputError(path_, place,
-                       fmt::format("{}unknown key '{}' (allowed: {})", context, key.str(), join(allowed)));
+                       fmt::format("{}unknown key '{}' (allowed: {})", context, key.str(), fmt::join(allowed, ", ")));
     }
   }
 

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <iterator>
 #include <memory>
@@ -170,4 +172,42 @@ TEST(ChildProcess, OtherChildrenDoNotHoldOurPipesOpen) {
 }
 
 }  // namespace
+TEST(RunIsolated, ReturnsWhatTheFunctionReturnsEvenWhenEmpty) {
+  const Isolated big = run_isolated([] { return std::string(200000, 'x'); }, std::chrono::seconds(10));
+  EXPECT_EQ(big.outcome, Isolated::Outcome::Returned);
+  EXPECT_EQ(big.message, std::string(200000, 'x'));
+  const Isolated empty = run_isolated([] { return std::string(); }, std::chrono::seconds(10));
+  EXPECT_EQ(empty.outcome, Isolated::Outcome::Returned);
+  EXPECT_TRUE(empty.message.empty());
+}
+
+TEST(RunIsolated, ACrashIsReportedWithItsSignalAndWitnessLivesOn) {
+  const Isolated r = run_isolated(
+      []() -> std::string {
+        std::raise(SIGKILL);  // as a segfault would, without the sanitizers' own handling of SIGSEGV
+        return "unreachable";
+      },
+      std::chrono::seconds(10));
+  EXPECT_EQ(r.outcome, Isolated::Outcome::Crashed);
+  EXPECT_EQ(r.signal, SIGKILL);
+}
+
+TEST(RunIsolated, ExitWithoutReturningIsACrash) {
+  const Isolated r = run_isolated([]() -> std::string { std::_Exit(1); }, std::chrono::seconds(10));
+  EXPECT_EQ(r.outcome, Isolated::Outcome::Crashed);
+  EXPECT_EQ(r.signal, 0);
+}
+
+TEST(RunIsolated, AHangingFunctionIsKilledAtTheTimeout) {
+  const auto start = std::chrono::steady_clock::now();
+  const Isolated r = run_isolated(
+      []() -> std::string {
+        std::this_thread::sleep_for(std::chrono::seconds(30));
+        return {};
+      },
+      std::chrono::milliseconds(200));
+  EXPECT_EQ(r.outcome, Isolated::Outcome::Timeout);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
+}
+
 }  // namespace witness

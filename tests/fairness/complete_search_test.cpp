@@ -33,14 +33,6 @@ namespace {
 constexpr int kRandomNets = 30;
 const char* const kHandMade[] = {"zero_weight", "small_weight", "label_is_p", "rare"};
 
-Env env_with_threads(unsigned threads, const std::string& time_limit = "30") {
-  Env env;
-  env.options.set("time-limit", time_limit);
-  env.options.set("threads", std::to_string(threads));
-  env.start();
-  return env;
-}
-
 CompleteSearchOptions options_for(const Tiny& t) {
   CompleteSearchOptions o;
   o.protected_features = t.prot;
@@ -66,7 +58,7 @@ void expect_consistent(const FairnessResult& r) {
 FairnessResult check_complete(const Tiny& t, const Truth& truth, unsigned threads, const CompleteSearchOptions& o) {
   SCOPED_TRACE(t.name + " threads " + std::to_string(threads) + (o.check ? " check" : "") +
                (o.split == SplitRule::Widest ? " widest" : ""));
-  Env env = env_with_threads(threads);
+  Env env = test::make_env("30", threads);
   FairnessResult r = complete_search(t.model, t.schema, o, env);
   EXPECT_EQ(r.engine, "complete");
   EXPECT_TRUE(r.phase.empty());
@@ -145,7 +137,7 @@ void check_quantify(const Tiny& t, unsigned threads, SplitRule split, bool stric
   o.quantify = true;
   o.max_witnesses = 3;
   o.split = split;
-  Env env = env_with_threads(threads);
+  Env env = test::make_env("30", threads);
   const FairnessResult r = complete_search(t.model, t.schema, o, env);
   EXPECT_TRUE(r.share.measured);
   const double want = fair_share(t);
@@ -219,7 +211,7 @@ TEST(CompleteSearch, CheckReprovesClosedRegionsEveryNetworkSlow) {
     o.check = true;
     (void)check_complete(t, brute_force(t), 2, o);
     o.quantify = true;
-    Env env = env_with_threads(1);
+    Env env = test::make_env("30", 1);
     const FairnessResult q = complete_search(t.model, t.schema, o, env);
     EXPECT_NEAR(q.share.certified, fair_share(t), 1e-12) << t.name;
     EXPECT_EQ(q.verdict, brute_force(t).pairs > 0 ? Verdict::Witness : Verdict::Verified) << t.name;
@@ -356,7 +348,7 @@ void random_schemas(std::uint64_t from, std::uint64_t to) {
         CompleteSearchOptions o = options_for(t);
         o.split = split;
         o.quantify = threads == 1;
-        Env env = env_with_threads(threads);
+        Env env = test::make_env("30", threads);
         const FairnessResult r = complete_search(t.model, t.schema, o, env);
         ASSERT_EQ(r.verdict, truth.unfair ? Verdict::Witness : Verdict::Verified) << r.reason;
         if (o.quantify) {
@@ -409,7 +401,7 @@ void expect_closed_at_root(const Tiny& t) {
   for (const SplitRule split : {SplitRule::Score, SplitRule::Widest}) {
     CompleteSearchOptions o = options_for(t);
     o.split = split;
-    Env env = env_with_threads(1, "10");
+    Env env = test::make_env("10", 1);
     const FairnessResult r = complete_search(t.model, t.schema, o, env);
     EXPECT_EQ(r.verdict, Verdict::Verified) << r.reason;
     EXPECT_EQ(r.stats.regions, 1);
@@ -421,7 +413,7 @@ TEST(CompleteSearch, ZeroProtectedWeightClosesAtTheRoot) {
   expect_closed_at_root(zero_protected_weight(kIntX, ""));
   // Normalised integer features (see also ZeroProtectedWeightWithNormalisedFeaturesClosesAtTheRoot).
   const Tiny t = zero_protected_weight(kIntX, "mean = 0.7\nstd = 3\n");
-  Env env = env_with_threads(1, "10");
+  Env env = test::make_env("10", 1);
   EXPECT_EQ(complete_search(t.model, t.schema, options_for(t), env).verdict, Verdict::Verified);
 }
 
@@ -442,7 +434,7 @@ void check_auto(const Tiny& t) {
   CompleteSearchOptions o = options_for(t);
   o.falsify_seconds = 0.02;
   o.falsify_share = 0.001;
-  Env env = env_with_threads(2);
+  Env env = test::make_env("30", 2);
   const FairnessResult r = auto_search(t.model, t.schema, o, env);
   EXPECT_EQ(r.engine, "auto");
   EXPECT_TRUE(r.phase == "falsification" || r.phase == "complete") << r.phase;
@@ -470,7 +462,7 @@ TEST(AutoSearch, QuantifySkipsFalsification) {
   CompleteSearchOptions o = options_for(t);
   o.quantify = true;
   o.falsify_seconds = 0.02;
-  Env env = env_with_threads(1);
+  Env env = test::make_env("30", 1);
   const FairnessResult r = auto_search(t.model, t.schema, o, env);
   EXPECT_EQ(r.engine, "auto");
   EXPECT_EQ(r.phase, "complete");
@@ -484,7 +476,7 @@ TEST(AutoSearch, QuantifySkipsFalsification) {
 
 void check_engines_agree(const Tiny& t) {
   SCOPED_TRACE(t.name + " engines");
-  Env e1 = env_with_threads(2);
+  Env e1 = test::make_env("30", 2);
   const FairnessResult c = complete_search(t.model, t.schema, options_for(t), e1);
   Env e2 = make_env();
   const FairnessResult s = smt_search(t.model, t.schema, t.prot, e2);
@@ -520,7 +512,7 @@ void many_witnesses(bool distinct) {
       SCOPED_TRACE(std::string(which) + " threads " + std::to_string(threads));
       CompleteSearchOptions o = options_for(t);
       o.max_witnesses = 5;
-      Env env = env_with_threads(threads);
+      Env env = test::make_env("30", threads);
       const FairnessResult r = complete_search(t.model, t.schema, o, env);
       ASSERT_EQ(r.verdict, Verdict::Witness);
       EXPECT_GE(r.witnesses.size(), 1U);
@@ -548,7 +540,7 @@ TEST(CompleteSearch, PointOnTheThresholdWidestSplit) {
   CompleteSearchOptions o = options_for(t);
   o.split = SplitRule::Widest;
   for (unsigned threads : {1U, 2U}) {
-    Env env = env_with_threads(threads, "10");
+    Env env = test::make_env("10", threads);
     const FairnessResult r = complete_search(t.model, t.schema, o, env);
     EXPECT_EQ(r.verdict, Verdict::Verified) << r.reason;
     EXPECT_EQ(r.share.certified, 1.0);
@@ -560,7 +552,7 @@ TEST(CompleteSearch, PointOnTheThresholdWidestSplit) {
 TEST(CompleteSearch, WitnessBelowFloat32Resolution) {
   const Tiny t = below_float32();
   for (unsigned threads : {1U, 2U}) {
-    Env env = env_with_threads(threads);
+    Env env = test::make_env("30", threads);
     const FairnessResult r = complete_search(t.model, t.schema, options_for(t), env);
     ASSERT_EQ(r.verdict, Verdict::Witness) << r.reason;
     const WitnessPair& wp = r.witnesses[0];
@@ -573,7 +565,7 @@ TEST(CompleteSearch, WitnessBelowFloat32Resolution) {
   CompleteSearchOptions o = options_for(t);
   o.quantify = true;
   o.split = SplitRule::Widest;
-  Env env = env_with_threads(1);
+  Env env = test::make_env("30", 1);
   const FairnessResult q = complete_search(t.model, t.schema, o, env);
   EXPECT_EQ(q.verdict, Verdict::Witness);
   EXPECT_TRUE(q.exhaustive);
@@ -587,7 +579,7 @@ TEST(CompleteSearch, ScoreSplitDecidesSinglePoints) {
     const Tiny t = below_float32();
     CompleteSearchOptions o = options_for(t);
     o.quantify = true;
-    Env env = env_with_threads(1, "5");
+    Env env = test::make_env("5", 1);
     const FairnessResult q = complete_search(t.model, t.schema, o, env);
     EXPECT_EQ(q.verdict, Verdict::Witness);
     EXPECT_TRUE(q.exhaustive) << "did not finish";
@@ -596,7 +588,7 @@ TEST(CompleteSearch, ScoreSplitDecidesSinglePoints) {
     EXPECT_LT(q.stats.regions, 1000);
   }
   const Tiny t = on_threshold();
-  Env env = env_with_threads(1, "5");
+  Env env = test::make_env("5", 1);
   const FairnessResult r = complete_search(t.model, t.schema, options_for(t), env);
   EXPECT_EQ(r.verdict, Verdict::Verified) << r.reason;
   EXPECT_LT(r.stats.regions, 1000);
@@ -608,13 +600,13 @@ TEST(CompleteSearch, TimeLimitAndCancelGiveInconclusive) {
   CompleteSearchOptions split_only = options_for(t);
   split_only.enumerate_factor = 0.0;
   {
-    Env env = env_with_threads(1);
+    Env env = test::make_env("30", 1);
     const FairnessResult r = complete_search(t.model, t.schema, split_only, env);
     ASSERT_EQ(r.verdict, Verdict::Verified);
     ASSERT_GT(r.stats.regions, 1);
   }
   {
-    Env env = env_with_threads(1, "0.000001");
+    Env env = test::make_env("0.000001", 1);
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
     const FairnessResult r = complete_search(t.model, t.schema, options_for(t), env);
     EXPECT_EQ(r.verdict, Verdict::Inconclusive);
@@ -627,7 +619,7 @@ TEST(CompleteSearch, TimeLimitAndCancelGiveInconclusive) {
     std::atomic<bool> cancel{true};
     CompleteSearchOptions o = options_for(t);
     o.cancel = &cancel;
-    Env env = env_with_threads(2);
+    Env env = test::make_env("30", 2);
     const FairnessResult r = complete_search(t.model, t.schema, o, env);
     EXPECT_EQ(r.verdict, Verdict::Inconclusive);
     EXPECT_FALSE(r.exhaustive);
@@ -702,7 +694,7 @@ void check_zeroed_german(const std::string& name) {
     CompleteSearchOptions o;
     o.protected_features = p;
     o.check = true;
-    Env env = env_with_threads(2, "120");
+    Env env = test::make_env("120", 2);
     const FairnessResult r = complete_search(fair, s, o, env);
     EXPECT_EQ(r.verdict, Verdict::Verified) << r.reason;
     EXPECT_TRUE(r.exhaustive);
@@ -721,7 +713,7 @@ TEST(CompleteSearchFairify, AC1SexHasAWitnessThatReplays) {
   const std::vector<int> prot = {s.feature_index("sex")};
   CompleteSearchOptions o;
   o.protected_features = prot;
-  Env env = env_with_threads(2, "60");
+  Env env = test::make_env("60", 2);
   const FairnessResult r = complete_search(m, s, o, env);
   ASSERT_EQ(r.verdict, Verdict::Witness) << r.reason;
   const WitnessPair& w = r.witnesses[0];
@@ -738,7 +730,7 @@ TEST(CompleteSearchFairify, AC1SexHasAWitnessThatReplays) {
     }
   }
   EXPECT_NE(w.raw(prot[0]), w.raw_prime(prot[0]));
-  Env env2 = env_with_threads(2, "60");
+  Env env2 = test::make_env("60", 2);
   o.falsify_seconds = 0.2;
   const FairnessResult a = auto_search(m, s, o, env2);
   ASSERT_EQ(a.verdict, Verdict::Witness) << a.reason;

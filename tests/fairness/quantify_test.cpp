@@ -16,14 +16,6 @@ namespace {
 
 using test::Tiny;
 
-Env env_for(unsigned threads, const std::string& time_limit = "60") {
-  Env env;
-  env.options.set("time-limit", time_limit);
-  env.options.set("threads", std::to_string(threads));
-  env.start();
-  return env;
-}
-
 // Per non-protected point (raw values, protected entries at their minimum): does some protected
 // change flip the double label? The tiny networks are exact in double, so this is the truth.
 std::map<std::vector<double>, bool> unfair_points(const Tiny& t) {
@@ -67,7 +59,7 @@ void expect_exact(const Tiny& t, const CompleteSearchOptions& o, unsigned thread
   const auto truth = unfair_points(t);
   long long unfair = 0;
   for (const auto& [key, u] : truth) unfair += u ? 1 : 0;
-  Env env = env_for(threads);
+  Env env = test::make_env("60", threads);
   const FairnessResult r = complete_search(t.model, t.schema, o, env);
   ASSERT_TRUE(r.share.measured);
   EXPECT_TRUE(r.share.exact) << r.reason;
@@ -162,7 +154,7 @@ TEST(Quantify, SharesOfAnUnfinishedRunAreSound) {
       o.quantify = true;
       o.enumerate_factor = factor;
       o.max_open_regions = 64;
-      Env env = env_for(1);
+      Env env = test::make_env("60", 1);
       const FairnessResult r = complete_search(t.model, t.schema, o, env);
       EXPECT_LE(r.share.certified, 1.0 - unfair + 1e-12);
       EXPECT_LE(r.share.falsified, unfair + 1e-12);
@@ -185,7 +177,7 @@ TEST(Quantify, TimeLimitLeavesSoundShares) {
   o.protected_features = t.prot;
   o.quantify = true;
   o.enumerate_factor = 0.0;
-  Env env = env_for(2, "0.02");
+  Env env = test::make_env("0.02", 2);
   const auto start = std::chrono::steady_clock::now();
   const FairnessResult r = complete_search(t.model, t.schema, o, env);
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
@@ -230,7 +222,7 @@ TEST(Quantify, ManyWitnessesKeepSharesWithinTheDomain) {
     CompleteSearchOptions o;
     o.protected_features = t.prot;
     o.max_witnesses = 5;
-    Env env = env_for(1);
+    Env env = test::make_env("60", 1);
     const FairnessResult r = complete_search(t.model, t.schema, o, env);
     ASSERT_EQ(r.verdict, Verdict::Witness);
     std::set<std::vector<double>> individuals;
@@ -252,7 +244,7 @@ TEST(Quantify, Float32WithinRoundingIsReported) {
   const Tiny t = test::below_float32();
   CompleteSearchOptions o;
   o.protected_features = t.prot;
-  Env env = env_for(1);
+  Env env = test::make_env("60", 1);
   const FairnessResult r = complete_search(t.model, t.schema, o, env);
   ASSERT_EQ(r.verdict, Verdict::Witness);
   EXPECT_TRUE(r.witnesses[0].float32_within_rounding);

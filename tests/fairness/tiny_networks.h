@@ -381,9 +381,11 @@ inline void expect_first_answer(const Tiny& t, const Truth& truth, const Fairnes
   }
 }
 
-inline Env make_env(const std::string& time_limit = "30") {
+// An Env with a time limit and, when given (not 0), a thread count.
+inline Env make_env(const std::string& time_limit = "30", unsigned threads = 0) {
   Env env;
   env.options.set("time-limit", time_limit);
+  if (threads > 0) env.options.set("threads", std::to_string(threads));
   env.start();
   return env;
 }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "dataset_rows.h"
 #include "model/evaluator.h"
 #include "model/loaders.h"
 
@@ -31,29 +32,6 @@ namespace fs = std::filesystem;
 
 const std::string kFairify = WITNESS_SOURCE_DIR "/benchmarks/fairify";
 const std::string kAC1 = kFairify + "/models/adult/AC1.h5";
-
-// First `max_rows` rows of a dataset CSV (header, features..., label) as [features][rows].
-Eigen::MatrixXd read_csv(const std::string& path, int max_rows) {
-  std::ifstream in(path);
-  EXPECT_TRUE(in) << path;
-  std::string line;
-  std::getline(in, line);  // header
-  std::vector<std::vector<double>> rows;
-  while (static_cast<int>(rows.size()) < max_rows && std::getline(in, line)) {
-    std::vector<double> row;
-    std::stringstream ss(line);
-    for (std::string cell; std::getline(ss, cell, ',');) row.push_back(std::stod(cell));
-    row.pop_back();  // the label
-    rows.push_back(std::move(row));
-  }
-  Eigen::MatrixXd x(rows.empty() ? 0 : static_cast<Eigen::Index>(rows[0].size()),
-                    static_cast<Eigen::Index>(rows.size()));
-  for (Eigen::Index c = 0; c < x.cols(); ++c) {
-    for (Eigen::Index r = 0; r < x.rows(); ++r)
-      x(r, c) = rows[static_cast<std::size_t>(c)][static_cast<std::size_t>(r)];
-  }
-  return x;
-}
 
 struct Family {
   const char* dataset;
@@ -88,7 +66,7 @@ bool same_bits(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
 TEST(KerasH5, AllFairifyModelsMatchJsonOnData) {
   int loaded = 0;
   for (const Family& f : kFamilies) {
-    const Eigen::MatrixXd x = read_csv(kFairify + "/data/" + f.dataset + ".csv", 2000);
+    const Eigen::MatrixXd x = test::feature_rows(kFairify + "/data/" + f.dataset + ".csv", 2000);
     ASSERT_EQ(x.cols(), std::string(f.dataset) == "german" ? 1000 : 2000);
     const std::vector<std::string> files = h5_files(f.dataset);
     EXPECT_EQ(static_cast<int>(files.size()), f.count) << f.dataset;
@@ -337,7 +315,7 @@ TEST_F(KerasH5Files, FunctionalChainOfAllLayerClasses) {
 
   const Model js = load_mlp_json(sibling_json(kAC1));
   const auto d = dense_nodes(js);
-  const Eigen::MatrixXd x = read_csv(kFairify + "/data/adult.csv", 200);
+  const Eigen::MatrixXd x = test::feature_rows(kFairify + "/data/adult.csv", 200);
   Eigen::MatrixXd h1 = ((d[0]->weights * x).colwise() + d[0]->values).cwiseMax(0.0);
   Eigen::MatrixXd h2 = ((d[1]->weights * h1).colwise() + d[1]->values).array().tanh().matrix();
   h2 = h2.unaryExpr([](double v) { return v > 0 ? v : 0.25 * v; });

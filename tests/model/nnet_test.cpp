@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "dataset_rows.h"
 #include "model/evaluator.h"
 #include "model/loaders.h"
 
@@ -291,29 +292,6 @@ TEST(Nnet, ConvertsToOnnxExactly) {
   EXPECT_EQ(evaluate(load_model(temp_path("plain.json")), x).outputs, evaluate(plain, x).outputs);
 }
 
-// First rows of a dataset CSV (header, features..., label) as [features][rows].
-Eigen::MatrixXd read_csv(const std::string& path) {
-  std::ifstream in(path);
-  EXPECT_TRUE(in) << path;
-  std::string line;
-  std::getline(in, line);  // header
-  std::vector<std::vector<double>> rows;
-  while (std::getline(in, line)) {
-    std::vector<double> row;
-    std::stringstream ss(line);
-    for (std::string cell; std::getline(ss, cell, ',');) row.push_back(std::stod(cell));
-    row.pop_back();  // the label
-    rows.push_back(std::move(row));
-  }
-  Eigen::MatrixXd x(rows.empty() ? 0 : static_cast<Eigen::Index>(rows[0].size()),
-                    static_cast<Eigen::Index>(rows.size()));
-  for (Eigen::Index c = 0; c < x.cols(); ++c) {
-    for (Eigen::Index r = 0; r < x.rows(); ++r)
-      x(r, c) = rows[static_cast<std::size_t>(c)][static_cast<std::size_t>(r)];
-  }
-  return x;
-}
-
 std::string g17(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.17g", v);
@@ -363,7 +341,7 @@ TEST(Nnet, FairifyGC3WrittenAsNnetIsTheSameNetwork) {
   const Model nnet = load_model(path);
   EXPECT_EQ(nnet.name, "GC3");
   EXPECT_EQ(count_ops(nnet, OpKind::Relu), count_ops(keras, OpKind::Relu));
-  const Eigen::MatrixXd x = read_csv(kFairify + "/data/german.csv");
+  const Eigen::MatrixXd x = test::feature_rows(kFairify + "/data/german.csv");
   ASSERT_EQ(x.cols(), 1000);
   ASSERT_EQ(x.rows(), nnet.input_width());
   const Evaluation a = evaluate(keras, x);
