@@ -18,8 +18,10 @@ namespace witness {
 
 class Alarm {
  public:
-  // No deadline: nothing is started.
-  Alarm(std::optional<std::chrono::steady_clock::time_point> deadline, std::function<void()> action);
+  // No deadline: nothing is started. With `repeat`, the action runs again every `repeat` after the
+  // deadline until disarmed (an interrupt that arrived before its target was listening is not lost).
+  Alarm(std::optional<std::chrono::steady_clock::time_point> deadline, std::function<void()> action,
+        std::optional<std::chrono::milliseconds> repeat = std::nullopt);
   ~Alarm() { disarm(); }
   Alarm(const Alarm&) = delete;
   Alarm& operator=(const Alarm&) = delete;

@@ -17,6 +17,7 @@
 #include "query/semantics.h"
 #include "query/z3_domain.h"
 #include "solver/rational.h"
+#include "solver/z3_check.h"
 #include "solver/z3_value.h"
 
 namespace witness {
@@ -394,7 +395,7 @@ class QueryRun {
     s.add(pre);
     s.push();
     s.add(q_.kind == QueryKind::Might ? behavior : !behavior);
-    const z3::check_result r = check(s, ctx, a.reason_unknown);
+    const z3::check_result r = check(s, a.reason_unknown);
     record_stats(s, a);
     if (r == z3::unknown) {
       a.status = QueryAnswer::Status::Unknown;
@@ -405,7 +406,7 @@ class QueryRun {
       // No scenario: say whether that is because the family of scenarios is empty.
       s.pop();
       std::string reason;
-      const z3::check_result e = check(s, ctx, reason);
+      const z3::check_result e = check(s, reason);
       a.vacuous = e == z3::unsat ? std::optional<bool>(true) : e == z3::sat ? std::optional<bool>(false) : std::nullopt;
       return;
     }
@@ -501,26 +502,19 @@ class QueryRun {
   }
 
   // Runs one check within what is left of the time limit; Unknown once it has passed.
-  z3::check_result check(z3::solver& s, z3::context& ctx, std::string& reason) const {
+  z3::check_result check(z3::solver& s, std::string& reason) const {
+    double left = 0.0;  // no limit
     if (options_.time_limit > 0) {
-      const double left = options_.time_limit - std::chrono::duration<double>(Clock::now() - start_).count();
+      left = options_.time_limit - std::chrono::duration<double>(Clock::now() - start_).count();
       if (left <= 0) {
         reason = fmt::format("time limit ({} s)", options_.time_limit);
         return z3::unknown;
       }
-      z3::params prm(ctx);
-      prm.set("timeout", static_cast<unsigned>(std::clamp(left * 1000.0, 1.0, 4.0e9)));
-      s.set(prm);
     }
-    const z3::check_result r = s.check();
-    if (r == z3::unknown) {
-      reason = s.reason_unknown();
-      // Z3 says "timeout" or "canceled" for the same thing.
-      if (options_.time_limit > 0 && (reason == "timeout" || reason == "canceled")) {
-        reason = fmt::format("time limit ({} s)", options_.time_limit);
-      }
-    }
-    return r;
+    const Z3Check c = z3_check(s, left);
+    if (c.result == z3::unknown)
+      reason = c.timed_out ? fmt::format("time limit ({} s)", options_.time_limit) : c.reason;
+    return c.result;
   }
 
   const Model& model_;

@@ -12,22 +12,13 @@
 #include <unordered_map>
 #include <utility>
 
-#include "core/alarm.h"
 #include "core/error.h"
 #include "solver/solver.h"
+#include "solver/z3_check.h"
 #include "solver/z3_value.h"
 
 namespace witness {
 namespace {
-
-// Z3 reports resource exhaustion (our timeout, an interrupt, memory or rlimit) through these words;
-// such a failure of check() is an Unknown, not an error.
-bool is_resource_message(const std::string& msg) {
-  for (const char* word : {"canceled", "cancelled", "timeout", "max. resource", "resource limit", "memory"}) {
-    if (msg.find(word) != std::string::npos) return true;
-  }
-  return false;
-}
 
 // Runs f, turning Z3's exceptions into InternalError (exit code 1).
 template <typename F>
@@ -108,53 +99,19 @@ class Z3Solver final : public Solver {
     model_.reset();
     values_.assign(vars_.size(), std::nullopt);
     reason_.clear();
-    unsigned ms = UINT_MAX;  // Z3's "no timeout"
-    if (time_limit_seconds > 0 && std::isfinite(time_limit_seconds)) {
-      const double want = std::ceil(time_limit_seconds * 1000.0);
-      ms = want >= static_cast<double>(UINT_MAX - 1) ? UINT_MAX - 1 : std::max(1u, static_cast<unsigned>(want));
-    }
     const auto start = std::chrono::steady_clock::now();
-    CheckResult result = CheckResult::Unknown;
     if (const char* dir = std::getenv("WITNESS_DUMP_SMT2")) {  // debugging aid: one file per query
       std::ofstream(fmt::format("{}/q{:05d}.smt2", dir, stats_.checks)) << solver_.to_smt2();
     }
-    // Z3's own timeout is checked only now and then, so a watchdog also interrupts the context at
-    // the limit. Z3 4.8.12 still ignores both inside some LIA checks with huge coefficients (a GC5
-    // query ran 40-70 s past a 2 s limit, with or without push): such a check overruns.
-    // It fires a little after Z3's own timer: both at once deadlock inside Z3 4.8.12's timer.
-    const auto grace = std::chrono::milliseconds(100 + ms / 10);
-    Alarm watchdog(ms == UINT_MAX ? std::nullopt : std::optional(start + std::chrono::milliseconds(ms) + grace),
-                   [this] { ctx_.interrupt(); });
-    try {
-      z3::params p(ctx_);
-      p.set("timeout", ms);
-      solver_.set(p);
-      const z3::check_result answer = solver_.check();
-      watchdog.disarm();
-      switch (answer) {
-        case z3::sat:
-          model_ = solver_.get_model();
-          result = CheckResult::Sat;
-          break;
-        case z3::unsat: result = CheckResult::Unsat; break;
-        case z3::unknown: reason_ = solver_.reason_unknown(); break;
-      }
-    } catch (const z3::exception& e) {
-      watchdog.disarm();
-      const std::string msg = e.msg();
-      if (!is_resource_message(msg)) throw InternalError("z3: check: " + msg);
-      model_.reset();
-      result = CheckResult::Unknown;
-      reason_ = msg;
-    }
-    if (result == CheckResult::Unknown) {
-      // Z3 says "timeout" before the first push and "canceled" after it (incremental core): one word.
-      if (ms != UINT_MAX &&
-          (reason_.find("timeout") != std::string::npos || reason_.find("cancel") != std::string::npos ||
-           reason_.find("interrupt") != std::string::npos)) {  // the watchdog's interrupt
-        reason_ = "timeout";
-      }
-      if (reason_.empty()) reason_ = "unknown";
+    CheckResult result = CheckResult::Unknown;
+    const Z3Check c = guarded("check", [&] { return z3_check(solver_, time_limit_seconds); });
+    switch (c.result) {
+      case z3::sat:
+        model_ = solver_.get_model();
+        result = CheckResult::Sat;
+        break;
+      case z3::unsat: result = CheckResult::Unsat; break;
+      case z3::unknown: reason_ = c.reason; break;
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ++stats_.checks;

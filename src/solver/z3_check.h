@@ -1,0 +1,31 @@
+// One Z3 check with a time limit that holds: Z3's own timeout plus a watchdog that interrupts the
+// context shortly after it (Z3 4.8.12 ignores its timeout inside some checks). Every layer that
+// talks to Z3 directly checks through this.
+//
+//   z3::context ctx;
+//   z3::solver s(ctx);
+//   s.add(ctx.int_const("x") > 3);
+//   const witness::Z3Check c = witness::z3_check(s, 2.0);  // at most about 2 s
+//   if (c.timed_out) { /* c.result == z3::unknown */ }
+#pragma once
+
+#include <z3++.h>
+
+#include <string>
+
+namespace witness {
+
+struct Z3Check {
+  z3::check_result result = z3::unknown;
+  std::string reason;      // unknown: Z3's reason, or "timeout" for the time limit (Z3 or the watchdog)
+  bool timed_out = false;  // unknown because the time limit passed
+};
+
+// `seconds` <= 0 or infinite: no limit. Z3's resource exceptions (interrupt, memory, rlimit) are an
+// unknown answer; other Z3 exceptions propagate.
+Z3Check z3_check(z3::solver& solver, double seconds);
+
+// True for Z3's words for resource exhaustion (timeout, interrupt, memory, rlimit).
+bool is_z3_resource_message(const std::string& msg);
+
+}  // namespace witness
