@@ -3,10 +3,13 @@
 // to the inputs), and ReluDiff-style bounds on the difference between two copies of the network
 // that share every input but a few (the two sides of a fairness pair).
 //
+//   witness::Model m = witness::load_model("benchmarks/fairify/models/adult/AC1.h5");
+//   witness::ReluNetwork net = witness::relu_network_of(m, nullptr).value();   // Dense/ReLU layers only
 //   witness::BoundPropagator bp(net);
-//   witness::NetworkBounds b = bp.bounds(lo, hi);           // b.pre[k]: bounds of layer k's h_k
-//   double z_hi = b.pre.back().hi(0);                        // z <= z_hi for every x in [lo, hi]
-//   witness::Interval d = bp.difference(b, b2, dx_lo, dx_hi); // z(x) - z(x') for x - x' in [dx_lo, dx_hi]
+//   Eigen::VectorXd lo = Eigen::VectorXd::Zero(net.input_width), hi = Eigen::VectorXd::Ones(net.input_width);
+//   witness::NetworkBounds b = bp.bounds(lo, hi);        // b.lo[k], b.hi[k]: bounds of layer k's h_k
+//   witness::Interval z = b.output();                    // z.lo <= z(x) <= z.hi for every x in [lo, hi]
+//   witness::Interval d = bp.difference(b, b, lo - hi, hi - lo);   // z(x) - z(x') for x, x' both in the box
 //
 // Soundness: every bound holds for the exact real-number semantics of the network (weights taken
 // as the exact values of their doubles). Floating-point rounding is accounted for with Higham's

@@ -5,6 +5,7 @@
 //   std::string why;
 //   std::optional<witness::ReluNetwork> net = witness::relu_network_of(m, &why);
 //   if (!net) { /* why: "node 'x' is Tanh: ..." */ }
+//   Eigen::VectorXd x = Eigen::VectorXd::Zero(m.input_width());   // a model input
 //   double z = net->logit(x);               // label 1 iff z > net->threshold
 #pragma once
 

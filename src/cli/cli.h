@@ -2,8 +2,10 @@
 // `add_<name>_command(CLI::App&)` that registers its flags and its callback.
 //
 //   CLI::App app("witness");
+//   int status = 0;                          // the exit code that fair, test and query set
 //   witness::cli::add_info_command(app);
-//   app.parse(argc, argv);                   // the callback runs and may throw witness::Error
+//   witness::cli::add_fair_command(app, status);
+//   app.parse("info benchmarks/fairify/models/adult/AC1.h5");   // the callback runs and may throw witness::Error
 #pragma once
 
 #include <CLI/CLI.hpp>

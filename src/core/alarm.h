@@ -1,6 +1,9 @@
 // Runs an action on a helper thread at a deadline unless disarmed first: the Z3 watchdog and the
 // hard deadline of `witness fair` (Z3 4.8.12 can ignore its own timeout).
 //
+//   #include <z3++.h>
+//   z3::context ctx;
+//   z3::solver solver(ctx);
 //   witness::Alarm alarm(std::chrono::steady_clock::now() + std::chrono::seconds(5),
 //                        [&] { ctx.interrupt(); });
 //   solver.check();

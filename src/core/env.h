@@ -6,7 +6,7 @@
 //   env.start();                                  // starts the clock and the deadline
 //   env.stats.add("bias.samples", 1000);
 //   if (env.expired()) { /* stop and report what is known */ }
-//   env.log(1, "sampled {} rows", n);
+//   env.log(1, "sampled {} rows", 1000);
 #pragma once
 
 #include <fmt/format.h>

@@ -1,8 +1,12 @@
 // One error hierarchy for the whole tool. Throw at the point of failure, naming the file,
 // the place in it (line, column, node, layer, field) and what was expected:
 //
-//   throw witness::InputError(path, "layer 'dense_2'", "expected a kernel of shape [16, 8]");
-//   // what(): "models/AC1.h5: layer 'dense_2': expected a kernel of shape [16, 8]"
+//   try {
+//     throw witness::InputError("models/AC1.h5", "layer 'dense_2'", "expected a kernel of shape [16, 8]");
+//   } catch (const witness::Error& e) {
+//     std::cerr << "error: " << e.what() << '\n';   // models/AC1.h5: layer 'dense_2': expected a kernel of ...
+//     int status = e.exit_code();                   // 2: bad input
+//   }
 //
 // The CLI prints `error: <what()>` and exits with exit_code() (2 for bad input, 1 otherwise).
 #pragma once

@@ -1,7 +1,11 @@
 // Whole-file reads with the error every loader wants:
 //
-//   std::string text = witness::read_file("model.json");
-//   // throws InputError("model.json: cannot open: No such file or directory")
+//   #include "core/error.h"
+//   try {
+//     std::string text = witness::read_file("model.json");
+//   } catch (const witness::InputError& e) {
+//     std::cerr << e.what() << '\n';   // model.json: cannot open: No such file or directory
+//   }
 #pragma once
 
 #include <string>

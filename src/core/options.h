@@ -3,7 +3,7 @@
 //
 //   witness::Options opts;                       // every option at its default
 //   opts.set("seed", "7");                       // parsed and range-checked, InputError if bad
-//   std::uint64_t seed = opts.get_int("seed");
+//   long long seed = opts.get_int("seed");
 //   for (const witness::OptionSpec& s : witness::option_table()) { /* make a --flag */ }
 #pragma once
 

@@ -1,9 +1,11 @@
 // One loop over independent items on several threads, for the engines and oracles that split work.
 //
-//   std::vector<double> out(n);
-//   std::vector<Scratch> scratch(threads);              // per-thread buffers, indexed by worker
-//   witness::parallel_for(threads, n, [&](std::size_t i, unsigned worker) {
-//     out[i] = compute(i, scratch[worker]);             // each i exactly once, on some thread
+//   const unsigned threads = 4;
+//   std::vector<double> out(1000);
+//   std::vector<std::vector<double>> scratch(threads);      // per-thread buffers, indexed by worker
+//   witness::parallel_for(threads, out.size(), [&](std::size_t i, unsigned worker) {
+//     scratch[worker].assign(8, static_cast<double>(i));    // each i exactly once, on some thread
+//     out[i] = scratch[worker][0] * 2;
 //   });
 #pragma once
 

@@ -1,8 +1,10 @@
 // A child process behind three pipes, spoken to line by line with a deadline:
 //
+//   #include "core/error.h"
 //   witness::ChildProcess child("python3 model_server.py");
 //   std::vector<std::string> answers;
-//   auto status = child.exchange("0.5 1 3\n0.2 0 1\n", 2, answers, deadline);
+//   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+//   auto status = child.exchange("0.5 1 3\n0.2 0 1\n", 2, answers, deadline);   // two lines, two answers
 //   if (status == witness::ChildProcess::Status::Timeout) child.kill();
 //   if (status != witness::ChildProcess::Status::Ok)
 //     throw witness::InputError(child.command(), "", child.exit_description() + ": " + child.stderr_tail());

@@ -3,7 +3,10 @@
 //
 //   witness::detail::CsvReader rd = witness::detail::CsvReader::open("data.csv");
 //   std::vector<std::string_view> fields;
-//   while (rd.next(fields)) use(fields, rd.line());   // line where the record started
+//   double v = 0;
+//   while (rd.next(fields)) {
+//     if (!witness::detail::parse_number(witness::detail::trim(fields[0]), v)) { /* bad number at rd.line() */ }
+//   }
 #pragma once
 
 #include <string>

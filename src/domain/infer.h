@@ -1,5 +1,6 @@
 // A starting schema guessed from a CSV file, as TOML text that load_schema reads back.
 //
+//   #include <fstream>
 //   std::string toml = witness::infer_schema_toml("data/credit.csv", std::nullopt);  // label = last column
 //   std::ofstream("credit.toml") << toml;   // then review bounds, kinds and `protected`
 //   witness::Schema s = witness::load_schema("credit.toml");

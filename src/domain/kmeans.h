@@ -1,6 +1,7 @@
 // k-means clustering of data rows, used to order seed inputs so that consecutive seeds come from
 // different clusters (PyCT's and SymbGen's "round-robin over k-means clusters").
 //
+//   witness::Schema schema = witness::load_schema("benchmarks/fairify/adult.toml");
 //   witness::Dataset d = witness::load_csv("benchmarks/fairify/data/adult.csv", schema);
 //   witness::Clustering c = witness::kmeans(d.raw, /*k=*/4, /*seed=*/1);
 //   std::vector<int> order = witness::round_robin(c);   // column indices of d.raw

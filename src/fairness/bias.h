@@ -2,6 +2,8 @@
 // changes when their protected values are changed to another valid combination, with a 95%
 // Wilson confidence interval.
 //
+//   witness::Model model = witness::load_model("benchmarks/fairify/models/adult/AC1.h5");
+//   witness::Schema schema = witness::load_schema("benchmarks/fairify/adult.toml");
 //   witness::BiasOptions o;
 //   o.samples = 100000;                              // uniform random in-domain inputs
 //   witness::BiasEstimate b = witness::estimate_bias(model, schema, {schema.feature_index("sex")}, o);

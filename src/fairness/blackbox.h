@@ -3,12 +3,14 @@
 // docs/blackbox.md), THEMIS (uniform random), AEQUITAS (random, then directed local walks), ADF
 // (gradient-guided, white-box) and random pairs.
 //
+//   witness::Model model = witness::load_model("benchmarks/fairify/models/adult/AC1.h5");
+//   witness::Schema schema = witness::load_schema("benchmarks/fairify/adult.toml");
+//   witness::Env env;
 //   witness::ModelOracle oracle(model, schema, env.threads());
-//   witness::TestOptions o;
+//   witness::TestOptions o;                      // o.seeds = &data.raw: dataset rows for seeds and sampling
 //   o.method = witness::TestMethod::SymbGen;
 //   o.protected_features = {schema.feature_index("sex")};
-//   o.seeds = &data.raw;                         // optional: dataset rows for seeds and sampling
-//   o.on_pair = [](const witness::DiscriminatoryPair& p) { /* p.x, p.x_prime: raw rows */ };
+//   o.on_pair = [&](const witness::DiscriminatoryPair& p) { std::cout << schema.display_row(p.x) << '\n'; };
 //   witness::TestResult r = witness::run_test(oracle, schema, o, env);   // r.discriminatory of r.generated
 #pragma once
 

@@ -2,8 +2,10 @@
 // protected values still open), closed by sound bounds on each copy and on the difference between
 // the copies, decided exactly at single points, with candidates replayed on the original model.
 //
+//   witness::Model model = witness::load_model("benchmarks/fairify/models/german/GC1.h5");
+//   witness::Schema schema = witness::load_schema("benchmarks/fairify/german.toml");
 //   witness::CompleteSearchOptions o;
-//   o.protected_features = {schema.feature_index("sex")};
+//   o.protected_features = {schema.feature_index("age")};
 //   witness::Env env;  env.options.set("time-limit", "10");  env.start();
 //   witness::FairnessResult r = witness::complete_search(model, schema, o, env);
 //   // r.verdict: Verified (every region closed soundly), Witness (replayed), or Inconclusive;

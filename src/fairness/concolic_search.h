@@ -6,6 +6,9 @@
 //     ends with both copies' decision predicates. An exhausted tree proves that no witness exists
 //     in the encoded domain (Corollary 4.2): verdict `verified`, exhaustive = true.
 //
+//   witness::Model model = witness::load_model("benchmarks/fairify/models/adult/AC1.h5");
+//   witness::Schema schema = witness::load_schema("benchmarks/fairify/adult.toml");
+//   witness::Dataset data = witness::load_csv("benchmarks/fairify/data/adult.csv", schema);
 //   witness::ConcolicSearchOptions o;
 //   o.protected_features = {schema.feature_index("sex")};
 //   o.seeds = &data.raw;                                  // raw rows, [features][n]

@@ -1,11 +1,14 @@
 // The dual network of PyFair (Algorithm 2): two copies of a model that share the non-protected
 // inputs, with one output that is 1 exactly when the copies' labels differ.
 //
+//   #include "model/evaluator.h"
 //   witness::Model m = witness::load_model("benchmarks/fairify/models/adult/AC1.h5");
 //   witness::Schema s = witness::load_schema("benchmarks/fairify/adult.toml");
 //   witness::DualModel d = witness::make_dual_model(m, s, {s.feature_index("sex")});
-//   Eigen::MatrixXd in = witness::dual_inputs(d, x, x_prime);   // model-input columns of m
-//   witness::Evaluation r = witness::evaluate(d.model, in);    // r.labels[j] == 1: a witness pair
+//   Eigen::MatrixXd x = witness::load_csv("benchmarks/fairify/data/adult.csv", s).model_inputs(s);
+//   Eigen::MatrixXd x_prime = x;                              // then other protected values in x_prime
+//   witness::Evaluation r = witness::evaluate(d.model, witness::dual_inputs(d, x, x_prime));
+//   // r.labels[j] == 1: columns j of x and x_prime are a witness pair
 //   witness::save_onnx(d.model, "dual_AC1.onnx");
 //
 // Layout. Inputs: (x, p') = all of m's model inputs in order, then the protected model inputs again

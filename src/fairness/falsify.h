@@ -1,6 +1,9 @@
 // A quick hunt for witnesses before any proof: random pairs, then a local search on the logit gap
 // (the auto engine's first phase). Works on any model the evaluator runs.
 //
+//   witness::Model model = witness::load_model("benchmarks/fairify/models/adult/AC1.h5");
+//   witness::Schema schema = witness::load_schema("benchmarks/fairify/adult.toml");
+//   witness::Env env;
 //   witness::FalsifyOptions o;
 //   o.protected_features = {schema.feature_index("sex")};
 //   o.seconds = 0.5;

@@ -2,12 +2,16 @@
 // perturbations with the model, fit a CART tree to them and read the input's path as predicates
 // with confidences; then solve a (toggled) path back into an input.
 //
-//   witness::LocalExplainer lime(schema, data.raw, /*samples=*/1000);
-//   Eigen::MatrixXd around = lime.perturb(x, rng);          // column 0 is x itself
+//   #include "fairness/oracle.h"
+//   witness::Schema schema = witness::load_schema("benchmarks/fairify/german.toml");
+//   witness::Dataset data = witness::load_csv("benchmarks/fairify/data/german.csv", schema);
+//   witness::CommandOracle oracle("python3 examples/blackbox/predict.py", schema, {});   // any LabelOracle
+//   witness::LocalExplainer lime(schema, data.raw, /*samples=*/1000);  std::mt19937_64 rng(1);
+//   Eigen::MatrixXd around = lime.perturb(data.raw.col(0), rng);    // column 0 is the first data row itself
 //   std::vector<int> labels;  oracle.labels(around, labels);
 //   std::vector<witness::PathPredicate> path = lime.explain(around, labels, /*depth=*/8);
 //   path[0].greater = !path[0].greater;                        // toggle the first predicate
-//   std::optional<Eigen::VectorXd> y = witness::solve_path(schema, {path[0]}, x, nullptr);
+//   std::optional<Eigen::VectorXd> y = witness::solve_path(schema, {path[0]}, data.raw.col(0), nullptr);
 #pragma once
 
 #include <Eigen/Dense>

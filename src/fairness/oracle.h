@@ -2,9 +2,11 @@
 // CSV rows on stdin and prints one label per row (the black-box testing methods use nothing else,
 // ADF aside).
 //
+//   witness::Model model = witness::load_model("benchmarks/fairify/models/adult/AC1.h5");
+//   witness::Schema schema = witness::load_schema("benchmarks/fairify/adult.toml");
 //   witness::ModelOracle native(model, schema, /*threads=*/2);
 //   witness::CommandOracle program("python3 examples/blackbox/predict.py", schema, {});
-//   Eigen::MatrixXd raw = witness::Sampler(schema, 1).points(100);   // [features][100]
+//   Eigen::MatrixXd raw = witness::load_csv("benchmarks/fairify/data/adult.csv", schema).raw;   // [features][n]
 //   std::vector<int> a, b;
 //   native.labels(raw, a);
 //   program.labels(raw, b);            // the same labels if the program wraps the same model

@@ -2,11 +2,16 @@
 // model, (p, n) and p' symbolic over the schema's domain, p != p', labels differ. Unsat proves the
 // model fair on the domain; Sat gives a witness (replayed before it is reported).
 //
+//   witness::Model model = witness::load_model("benchmarks/fairify/models/german/GC1.h5");
+//   witness::Schema schema = witness::load_schema("benchmarks/fairify/german.toml");
+//   std::vector<int> prot = {schema.feature_index("age")};
 //   witness::Env env;  env.options.set("time-limit", "60");  env.start();
-//   witness::FairnessResult r = witness::smt_search(model, schema, {schema.feature_index("sex")}, env);
+//   witness::FairnessResult r = witness::smt_search(model, schema, prot, env);
 //   // r.verdict: Verified (exhaustive), Witness (r.witnesses[0]) or Inconclusive (r.reason)
-//   witness::CheckResult leaf = witness::check_region(model, schema, prot, lo, hi, p, p_prime, 10.0);
-//   // Unsat: no n in [lo, hi] gets different labels with p and with p'
+//   Eigen::VectorXd lo = Eigen::VectorXd::Constant(schema.size(), -INFINITY), hi = -lo;   // no bounds
+//   lo[schema.feature_index("month")] = 0;  hi[schema.feature_index("month")] = 12;      // but month 0..12
+//   Eigen::VectorXd p(1), p_prime(1);  p << 0;  p_prime << 1;                            // age <26 vs >=26
+//   witness::CheckResult leaf = witness::check_region(model, schema, prot, lo, hi, p, p_prime, 10.0);  // Unsat: fair
 #pragma once
 
 #include <Eigen/Dense>

@@ -1,11 +1,15 @@
 // Internal to the black-box methods (fairness/blackbox*.cpp): the one place that runs tests, so
 // that every method counts, de-duplicates, checks discrimination and replays in the same way.
 //
-//   TestLedger ledger(oracle, schema, options, env, result);
+//   witness::Schema schema = witness::load_schema("benchmarks/fairify/german.toml");
+//   witness::CommandOracle oracle("python3 examples/blackbox/predict.py", schema, {});
+//   witness::TestOptions options;  options.protected_features = {schema.feature_index("age")};
+//   witness::Env env;  witness::TestResult result;  result.phases = {{"random", 0, 0}};   // phase 0
+//   witness::TestLedger ledger(oracle, schema, options, env, result);
 //   std::vector<std::int8_t> verdict;
-//   while (!ledger.done()) {
-//     Eigen::MatrixXd batch = ...;                  // raw in-domain columns
-//     ledger.test(batch, /*phase=*/0, verdict);      // 1 discriminatory, 0 fair, -1 not tested
+//   while (!ledger.done()) {                                // THEMIS's loop (blackbox.cpp)
+//     Eigen::MatrixXd batch = witness::ordered_seeds(schema, options, 100, ledger.rng()());  // raw in-domain columns
+//     ledger.test(batch, /*phase=*/0, verdict);           // 1 discriminatory, 0 fair, -1 not tested
 //   }
 #pragma once
 

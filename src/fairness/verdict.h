@@ -1,11 +1,16 @@
 // What a fairness engine answers: a verdict, witness pairs that were replayed on the original
 // model, and PyFair's statistics columns.
 //
-//   std::optional<witness::WitnessPair> w = witness::replay_witness(model, schema, prot, x, x_prime);
-//   if (w) { /* labels differ in double and in float32; both inputs lie in the schema's domain */ }
-//   witness::FairnessResult r = witness::dual_search(model, schema, options, env);
-//   std::cout << witness::to_string(r.verdict);          // "verified", "witness", "inconclusive"
-//   return witness::exit_code(r.verdict);                 // 0, 10, 20 (DESIGN.md)
+//   witness::Model model = witness::load_model("benchmarks/fairify/models/german/GC1.h5");
+//   witness::Schema schema = witness::load_schema("benchmarks/fairify/german.toml");
+//   std::vector<int> prot = {schema.feature_index("age")};
+//   Eigen::VectorXd raw = witness::load_csv("benchmarks/fairify/data/german.csv", schema).raw.col(0), raw2 = raw;
+//   raw2[prot[0]] = 1 - raw[prot[0]];                       // the other age group
+//   std::optional<witness::WitnessPair> w = witness::replay_witness(model, schema, prot, schema.to_model(raw),
+//                                                                   schema.to_model(raw2));
+//   if (w) { /* labels differ in double (w->float32_witness: in float32 too); both lie in the domain */ }
+//   witness::FairnessResult r;                              // as an engine returns it (complete_search, ...)
+//   std::cout << witness::to_string(r.verdict) << ' ' << witness::exit_code(r.verdict);   // "inconclusive 20"
 #pragma once
 
 #include <Eigen/Dense>

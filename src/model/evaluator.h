@@ -1,9 +1,10 @@
 // Concrete, batched evaluation of a Model and its decision rule, in double (default) or float32
 // (to match frameworks that run in single precision).
 //
+//   witness::Model model = witness::load_model("benchmarks/fairify/models/adult/AC1.h5");
 //   witness::Evaluator<double> ev(model);
-//   Eigen::MatrixXd x(model.input_width(), 2);   // one column per row of data
-//   x << ...;
+//   Eigen::MatrixXd x = Eigen::MatrixXd::Zero(model.input_width(), 2);   // one column per row of data
+//   x(0, 1) = 1.0;
 //   witness::Evaluation r = ev.run(x);           // r.outputs: [output width][2], r.labels: 2 labels
 //
 // An Evaluator keeps scratch buffers; use one per thread.

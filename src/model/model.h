@@ -2,9 +2,11 @@
 // vector and a decision rule that turns values into a label.
 //
 //   witness::ModelBuilder b("tiny", {"x0", "x1"});
-//   int h = b.dense(b.input(), W, bias);            // W: [out][in]
-//   int z = b.dense(b.relu(h), W2, bias2);          // one logit
-//   witness::Model m = b.finish(b.sigmoid(z), witness::DecisionRule::threshold(z, 0.0));
+//   Eigen::MatrixXd W(3, 2), W2(1, 3);               // [out][in]
+//   W << 1, -1, 0.5, 2, -1, 1;  W2 << 1, 1, -2;
+//   int h = b.dense(b.input(), W, Eigen::VectorXd::Zero(3));
+//   int z = b.dense(b.relu(h), W2, Eigen::VectorXd::Constant(1, -0.5));   // one logit
+//   witness::Model m = b.finish(b.sigmoid(z), witness::DecisionRule::threshold_on(z, 0.0));
 //   // label(x) = 1 iff z(x) > 0, i.e. sigmoid(z) > 0.5
 //
 // Every node's value is a vector of `width` reals; nodes are stored in topological order, so a

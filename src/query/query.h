@@ -1,14 +1,15 @@
 // Counterfactual queries (soid): might / would the model have decided otherwise, answered by Z3
 // over an exact encoding of the model, with a concrete scenario replayed before it is reported.
 //
+//   witness::Model model = witness::load_model("examples/soid/diabetes/diabetes_agent.onnx");
 //   witness::Query q;
 //   q.name = "weight";
 //   q.kind = witness::QueryKind::Might;                           // or Would
 //   q.semantics = witness::Semantics::Float64;                    // Real, Float64, Float32
 //   q.inputs = {witness::QueryInput::fixed("height_in", witness::InputRole::State, witness::InputType::Real, "64"),
 //               witness::QueryInput::range("weight_lb", witness::InputRole::Environment, witness::InputType::Real,
-//                                          "0", "1000")};          // ... one entry per model input
-//   q.behavior = "label == 1";
+//                                          "0", "1000")};          // and one entry per other model input
+//   q.behavior.text = "label == 1";
 //   witness::QueryAnswer a = witness::answer_query(model, q);      // a.answer, a.scenario
 #pragma once
 

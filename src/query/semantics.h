@@ -4,10 +4,12 @@
 // the solver and the replay agree on every rounding step by construction, and the replay is
 // then cross-checked against the library Evaluator, which is separate code.
 //
+//   witness::Model model = witness::load_model("examples/soid/diabetes/diabetes_agent.onnx");
 //   witness::ExactDomain d;
-//   std::vector<witness::Rational> x = {...};                 // one value per model input
+//   std::vector<witness::Rational> x(model.input_width(), witness::Rational(1, 2));   // one value per model input
 //   witness::ModelInterpreter<witness::ExactDomain> run(model, d, {.outputs = true});
 //   auto v = run.run(x);                                       // v.label, v.outputs
+//   witness::Expr expr = witness::parse_expression("label == 1", witness::ExprScope{});
 //   bool ok = witness::evaluate_condition(expr, d, x, v) && d.defined();
 //
 // A domain D provides Num/Bool types and: literal(text), weight(double), integer(k), add, sub,

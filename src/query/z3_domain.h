@@ -3,10 +3,11 @@
 // inputs); float64/float32 use Z3's floating-point theory with round-to-nearest-even.
 //
 //   z3::context ctx;
+//   z3::solver solver(ctx);
 //   witness::Z3RealDomain d(ctx);
 //   z3::expr x = ctx.real_const("x");
 //   z3::expr y = d.div(x, d.literal("3"));    // records the side condition x / 3: 3 != 0
-//   solver.add(z3::mk_and(d.side));           // assert the side conditions with the query
+//   for (const z3::expr& c : d.side) solver.add(c);   // assert the side conditions with the query
 #pragma once
 
 #include <fmt/format.h>

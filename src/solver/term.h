@@ -2,7 +2,7 @@
 // if-then-else terms, and Boolean combinations of comparisons. Plain values, cheap to copy
 // (sub-terms are shared), so one encoding can be asserted into any backend.
 //
-//   int x = solver->real_var("x");                            // ids come from a Solver
+//   const int x = 0;                                          // a variable id, as Solver::real_var returns
 //   witness::Term pre = witness::Rational::from_double(0.5) * witness::Term::var(x) - 1;
 //   witness::Term relu = witness::ite(witness::gt(pre, 0), pre, 0);     // exact ReLU
 //   witness::Constraint c = witness::conjunction({witness::ge(relu, 2), witness::ne(pre, 5)});

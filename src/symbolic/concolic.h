@@ -1,6 +1,8 @@
 // Concolic execution of a Model: one concrete forward pass in double that also carries, for every
 // node value, an exact affine expression over the symbolic model inputs (PyCT/PyFair section 4.2).
 //
+//   witness::Model model = witness::load_model("benchmarks/fairify/models/adult/AC1.h5");
+//   Eigen::VectorXd x = Eigen::VectorXd::Zero(model.input_width());
 //   std::vector<bool> sym(model.input_width(), true);           // every input symbolic
 //   witness::ConcolicRun r = witness::run_concolic(model, x, sym);
 //   for (const witness::BranchCondition& b : r.path) { /* b.constraint holds at x */ }

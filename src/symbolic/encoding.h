@@ -1,9 +1,13 @@
 // Solver variables for the symbolic model inputs of a schema's domain, and the map from the
 // concolic Terms (over model input indices) to solver Terms.
 //
+//   witness::Schema schema = witness::load_schema("benchmarks/fairify/german.toml");
+//   Eigen::VectorXd x0 = schema.to_model(witness::load_csv("benchmarks/fairify/data/german.csv", schema).raw.col(0));
+//   std::vector<bool> symbolic(x0.size(), true);                                    // every model input
 //   auto s = witness::make_solver("z3");
 //   witness::DomainEncoding enc = witness::encode_domain(*s, schema, symbolic, x0);  // asserts bounds
-//   s->assert_(witness::substitute(run.path[0].constraint, enc.model_inputs));
+//   witness::Constraint c = witness::gt(witness::Term::var(0), 1);   // over model inputs, as concolic.h's paths
+//   s->assert_(witness::substitute(c, enc.model_inputs));
 //   if (s->check() == witness::CheckResult::Sat) {
 //     Eigen::VectorXd x = witness::model_input_from_solver(*s, enc, x0);           // next input
 //   }

@@ -1,8 +1,12 @@
 // Exact encoding of a piecewise-linear model into solver terms: every node value as a Term over
 // the Terms given for the model inputs (ReLU as ite), and the decision rule as a Constraint.
 //
+//   #include "symbolic/encoding.h"
+//   witness::Model model = witness::load_model("benchmarks/fairify/models/german/GC1.h5");
+//   witness::Schema schema = witness::load_schema("benchmarks/fairify/german.toml");
 //   auto s = witness::make_solver("z3");
-//   witness::DomainEncoding enc = witness::encode_domain(*s, schema, all_symbolic, x0);
+//   Eigen::VectorXd x0 = Eigen::VectorXd::Zero(model.input_width());   // concrete values: none used here
+//   witness::DomainEncoding enc = witness::encode_domain(*s, schema, std::vector<bool>(x0.size(), true), x0);
 //   std::vector<witness::Term> z = witness::encode_node(model, model.rule.node, enc.model_inputs);
 //   s->assert_(witness::label_is(model, z, 1));        // some input of the domain gets label 1?
 //   if (s->check() == witness::CheckResult::Sat) { /* model_input_from_solver(*s, enc, x0) */ }

@@ -2,13 +2,15 @@
 // branch directions explored so far; insert() returns, for each branch of a new path whose other
 // direction is neither explored nor queued, the prefix to solve next.
 //
-//   witness::PathTree tree;
-//   witness::FrontierQueue queue(witness::FrontierOrder::DecisionFirst);
+//   witness::Model model = witness::load_model("benchmarks/fairify/models/adult/AC1.h5");
+//   Eigen::VectorXd x = Eigen::VectorXd::Zero(model.input_width());
+//   witness::ConcolicRun run = witness::run_concolic(model, x, std::vector<bool>(x.size(), true));
+//   witness::PathTree tree;  witness::FrontierQueue queue(witness::FrontierOrder::DecisionFirst);
 //   for (auto& item : tree.insert(run.path)) queue.push(std::move(item));
 //   while (!queue.empty()) {
 //     witness::FrontierItem item = queue.pop();
-//     CheckResult r = /* solve item.constraints */;  tree.mark(item, r);
-//     if (r == CheckResult::Sat) for (auto& next : tree.insert(new_run.path, &item)) queue.push(std::move(next));
+//     witness::CheckResult r = witness::CheckResult::Unsat;  /* solve item.constraints */  tree.mark(item, r);
+//     if (r == witness::CheckResult::Sat) { /* run the solution: tree.insert(its path, &item) into the queue */ }
 //   }
 #pragma once
 
