@@ -13,14 +13,11 @@
 #include <memory>
 #include <tuple>
 
-#include "bounds/relu_network.h"
 #include "cli/cli.h"
 #include "core/alarm.h"
 #include "core/error.h"
 #include "domain/dataset.h"
-#include "fairness/complete_search.h"
-#include "fairness/concolic_search.h"
-#include "fairness/smt_search.h"
+#include "fairness/engine.h"
 #include "model/loaders.h"
 
 namespace witness::cli {
@@ -310,34 +307,34 @@ int run_fair(const FairArgs& args) {
   env.start();
   const Model model = load_model(args.model);
   const Schema schema = load_schema_for(model, args.schema, args.box);
-  const std::vector<std::string> names =
-      args.protected_list.empty() ? schema.protected_names() : split_list(args.protected_list);
-  if (names.empty()) throw InputError(args.schema, "", "no protected attribute: give --protected or set `protected`");
+  const FairnessProblem problem(
+      model, schema, args.protected_list.empty() ? std::vector<std::string>() : split_list(args.protected_list));
+  const std::vector<std::string>& names = problem.protected_names();
+  const std::vector<int>& prot = problem.protected_features();
+  (void)fairness_engine(args.engine);  // an unknown engine before any work
 
-  ConcolicSearchOptions o;
-  o.protected_features = schema.protected_indices(names);
-  o.order = parse_frontier_order(args.frontier);
-  o.seed_order = parse_seed_order(args.seed_order);
-  if (args.max_seeds < 0) throw InputError("--max-seeds: expected a count >= 0");
-  if (args.kmeans_k < 1) throw InputError("--kmeans-k: expected a positive count");
-  if (args.query_time_limit < 0) throw InputError("--query-time-limit: expected seconds >= 0");
-  if (args.max_witnesses < 1) throw InputError("--max-witnesses: expected a positive count");
-  o.max_seeds = args.max_seeds;
-  o.kmeans_k = args.kmeans_k;
-  o.max_witnesses = args.max_witnesses;
-  o.query_time_limit = args.query_time_limit;
+  EngineSettings settings;
+  settings.order = parse_frontier_order(args.frontier);
+  settings.seed_order = parse_seed_order(args.seed_order);
+  settings.max_seeds = args.max_seeds;
+  settings.kmeans_k = args.kmeans_k;
+  settings.max_witnesses = args.max_witnesses;
+  settings.query_time_limit = args.query_time_limit;
+  settings.quantify = args.quantify;
+  settings.check = args.check;
+  settings.split = parse_split_rule(args.split);
+  settings.max_regions = args.max_regions;
   Dataset data;
   if (!args.seeds.empty()) {
     data = load_csv(args.seeds, schema);
     if (data.raw.cols() == 0) throw InputError(args.seeds, "", "no data rows");
-    o.seeds = &data.raw;
+    settings.seeds = &data.raw;
   }
   const double limit = env.options.get_real("time-limit");
   // The latest shares the complete engine reported (sound when reported), for the answer below.
   std::atomic<double> last_certified{0.0}, last_falsified{0.0};
-  const bool measures = args.engine == "complete" || args.engine == "auto";
-  const bool uses_z3 = args.engine == "smt" || args.engine == "dual" || args.engine == "concolic" ||
-                       (args.engine == "auto" && !relu_network_of(model, nullptr));
+  const bool measures = fairness_engine(args.engine).measures_domain;
+  const bool uses_z3 = engine_uses_z3(args.engine, model);
   // The last resort behind --time-limit: Z3 4.8.12 ignores its timeout and interrupts inside some
   // integer checks, so if the engine has not returned well after the limit, print an inconclusive
   // answer (with the shares known so far) and end the process (exit 20) instead of overrunning.
@@ -379,17 +376,9 @@ int run_fair(const FairArgs& args) {
                          std::fflush(stdout);
                          std::_Exit(20);
                        });
-  CompleteSearchOptions co;
-  co.protected_features = o.protected_features;
-  co.max_witnesses = args.max_witnesses;
-  co.quantify = args.quantify;
-  co.check = args.check;
-  co.split = parse_split_rule(args.split);
-  co.max_regions = args.max_regions;
-  if (args.max_regions < 0) throw InputError("--max-regions: expected a count >= 0");
   ProgressLine progress;
   double last_log = 0.0;
-  co.progress = [&](const CompleteProgress& p) {
+  settings.progress = [&](const CompleteProgress& p) {
     last_certified = p.certified;
     last_falsified = p.falsified;
     const std::string line = fmt::format("decided {} (certified {}, falsified {}), {} leaves, {:.0f} leaves/s",
@@ -411,26 +400,11 @@ int run_fair(const FairArgs& args) {
   }
   env.log(1, "fair: {} ({} inputs), engine {}, protected {}, time limit {} s", model.name, model.input_width(),
           args.engine, fmt::join(names, ","), limit);
-  FairnessResult r;
-  if (args.engine == "concolic") {
-    r = concolic_search(model, schema, o, env);
-  } else if (args.engine == "dual") {
-    r = dual_search(model, schema, o, env);
-  } else if (args.engine == "complete") {
-    r = complete_search(model, schema, co, env);
-  } else if (args.engine == "smt") {
-    r = smt_search(model, schema, o.protected_features, env);
-  } else if (args.engine == "auto") {
-    r = auto_search(model, schema, co, env);
-  } else {
-    throw InputError(
-        fmt::format("--engine: unknown engine '{}' (known: auto, complete, smt, dual, concolic)", args.engine));
-  }
+  FairnessResult r = run_fairness_engine(args.engine, problem, settings, env);
   progress.clear();
-  if (!args.data.empty()) r.data = measure_rows(model, schema, o.protected_features, rows.raw, args.data);
-  if (!args.witnesses_out.empty())
-    write_witnesses(args.witnesses_out, model, schema, o.protected_features, r.witnesses);
-  if (!args.regions_out.empty()) write_regions(args.regions_out, schema, o.protected_features, r.regions);
+  if (!args.data.empty()) r.data = measure_rows(model, schema, prot, rows.raw, args.data);
+  if (!args.witnesses_out.empty()) write_witnesses(args.witnesses_out, model, schema, prot, r.witnesses);
+  if (!args.regions_out.empty()) write_regions(args.regions_out, schema, prot, r.regions);
   for (const auto& [name, value] : env.stats.all()) env.log(1, "{} = {}", name, value);
 
   if (args.json) {
@@ -471,7 +445,7 @@ int run_fair(const FairArgs& args) {
                        {"falsified_points",
                         r.share.exact ? nlohmann::json(static_cast<double>(r.share.falsified_points)) : nullptr}};
       if (args.quantify) {
-        doc["regions"] = regions_json(schema, o.protected_features, r.regions);
+        doc["regions"] = regions_json(schema, prot, r.regions);
         doc["falsified_by_feature"] = marginals_json(schema, r.marginals);
       }
     }
@@ -484,7 +458,7 @@ int run_fair(const FairArgs& args) {
     if (!r.phase.empty()) doc["phase"] = r.phase;
     print_json(doc);
   } else {
-    print_text(model, schema, names, o.protected_features, r);
+    print_text(model, schema, names, prot, r);
   }
   return exit_code(r.verdict);
 }

@@ -1,0 +1,94 @@
+#include "fairness/engine.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "bounds/relu_network.h"
+#include "core/error.h"
+#include "fairness/smt_search.h"
+
+namespace witness {
+
+FairnessProblem::FairnessProblem(const Model& model, const Schema& schema,
+                                 const std::vector<std::string>& protected_names)
+    : model_(&model), schema_(&schema), names_(protected_names.empty() ? schema.protected_names() : protected_names) {
+  if (names_.empty())
+    throw InputError(schema.source(), "", "no protected attribute: give --protected or set `protected`");
+  protected_ = schema.protected_indices(names_);
+}
+
+const std::vector<EngineInfo>& fairness_engines() {
+  static const std::vector<EngineInfo> engines = {
+      {"auto", "falsification beside the complete engine (ReLU networks), else falsification then dual", true},
+      {"complete", "branch and bound with sound bounds; proves, finds witnesses, quantifies", true},
+      {"smt", "the whole question as one exact Z3 query", false},
+      {"dual", "PyFair: concolic exploration of the dual model", false},
+      {"concolic", "PyCT: concolic search around seed rows", false},
+  };
+  return engines;
+}
+
+const EngineInfo& fairness_engine(const std::string& name) {
+  const auto& all = fairness_engines();
+  const auto it = std::find_if(all.begin(), all.end(), [&name](const EngineInfo& e) { return e.name == name; });
+  if (it != all.end()) return *it;
+  std::vector<std::string> names;
+  for (const EngineInfo& e : all) names.push_back(e.name);
+  throw InputError(fmt::format("--engine: unknown engine '{}' (known: {})", name, fmt::join(names, ", ")));
+}
+
+bool engine_uses_z3(const std::string& name, const Model& model) {
+  if (name == "smt" || name == "dual" || name == "concolic") return true;
+  return name == "auto" && !relu_network_of(model, nullptr);
+}
+
+namespace {
+
+CompleteSearchOptions complete_options(const FairnessProblem& p, const EngineSettings& s) {
+  CompleteSearchOptions o;
+  o.protected_features = p.protected_features();
+  o.max_witnesses = s.max_witnesses;
+  o.quantify = s.quantify;
+  o.check = s.check;
+  o.split = s.split;
+  o.max_regions = s.max_regions;
+  o.cancel = s.cancel;
+  o.progress = s.progress;
+  return o;
+}
+
+ConcolicSearchOptions concolic_options(const FairnessProblem& p, const EngineSettings& s) {
+  ConcolicSearchOptions o;
+  o.protected_features = p.protected_features();
+  o.order = s.order;
+  o.seeds = s.seeds;
+  o.max_seeds = s.max_seeds;
+  o.seed_order = s.seed_order;
+  o.kmeans_k = s.kmeans_k;
+  o.max_witnesses = s.max_witnesses;
+  o.query_time_limit = s.query_time_limit;
+  return o;
+}
+
+}  // namespace
+
+FairnessResult run_fairness_engine(const std::string& name, const FairnessProblem& problem,
+                                   const EngineSettings& settings, Env& env) {
+  if (settings.max_witnesses < 1) throw InputError("--max-witnesses: expected a positive count");
+  if (settings.max_regions < 0) throw InputError("--max-regions: expected a count >= 0");
+  if (settings.max_seeds < 0) throw InputError("--max-seeds: expected a count >= 0");
+  if (settings.kmeans_k < 1) throw InputError("--kmeans-k: expected a positive count");
+  if (settings.query_time_limit < 0) throw InputError("--query-time-limit: expected seconds >= 0");
+  const std::string& engine = fairness_engine(name).name;
+  const Model& model = problem.model();
+  const Schema& schema = problem.schema();
+  if (engine == "auto") return auto_search(model, schema, complete_options(problem, settings), env);
+  if (engine == "complete") return complete_search(model, schema, complete_options(problem, settings), env);
+  if (engine == "smt") return smt_search(model, schema, problem.protected_features(), env);
+  if (engine == "dual") return dual_search(model, schema, concolic_options(problem, settings), env);
+  return concolic_search(model, schema, concolic_options(problem, settings), env);
+}
+
+}  // namespace witness

@@ -1,0 +1,84 @@
+// One interface to every fairness engine, looked up by name, so the CLI (and later the Python
+// module and the web server) ask the same question the same way.
+//
+//   const witness::Model model = witness::load_model("benchmarks/fairify/models/adult/AC1.h5");
+//   const witness::Schema schema = witness::load_schema("benchmarks/fairify/adult.toml");
+//   const witness::FairnessProblem problem(model, schema, {"sex"});
+//   witness::EngineSettings settings;
+//   settings.quantify = true;
+//   witness::Env env;
+//   env.start();
+//   const witness::FairnessResult r = witness::run_fairness_engine("auto", problem, settings, env);
+#pragma once
+
+#include <Eigen/Dense>
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/env.h"
+#include "domain/schema.h"
+#include "fairness/complete_search.h"
+#include "fairness/concolic_search.h"
+#include "fairness/verdict.h"
+#include "model/model.h"
+#include "symbolic/path_tree.h"
+
+namespace witness {
+
+// The question, built once: is `model` fair on the domain of `schema` (its chosen box) with
+// respect to changes of the protected features? The model and schema must outlive it.
+class FairnessProblem {
+ public:
+  // `protected_names` empty: the schema's `protected` list. InputError (naming the schema) for an
+  // unknown feature or when no feature is protected.
+  FairnessProblem(const Model& model, const Schema& schema, const std::vector<std::string>& protected_names);
+
+  [[nodiscard]] const Model& model() const { return *model_; }
+  [[nodiscard]] const Schema& schema() const { return *schema_; }
+  [[nodiscard]] const std::vector<int>& protected_features() const { return protected_; }
+  [[nodiscard]] const std::vector<std::string>& protected_names() const { return names_; }
+
+ private:
+  const Model* model_;
+  const Schema* schema_;
+  std::vector<std::string> names_;
+  std::vector<int> protected_;
+};
+
+// Everything an engine may be told; each engine reads the settings it understands (the `engines`
+// column says which) and ignores the rest.
+struct EngineSettings {
+  int max_witnesses = 1;                                  // all: stop after this many replayed witnesses
+  bool quantify = false;                                  // complete, auto: measure the whole domain
+  bool check = false;                                     // complete, auto: re-prove every bound closure with Z3
+  SplitRule split = SplitRule::Auto;                      // complete, auto
+  int max_regions = 1000;                                 // complete, auto (quantify): regions reported
+  FrontierOrder order = FrontierOrder::DecisionFirst;     // dual, concolic
+  const Eigen::MatrixXd* seeds = nullptr;                 // dual, concolic: raw rows [features][n]
+  long long max_seeds = 0;                                // concolic
+  SeedOrder seed_order = SeedOrder::InOrder;              // concolic
+  int kmeans_k = 4;                                       // concolic
+  double query_time_limit = 1.0;                          // dual, concolic: seconds per solver call
+  const std::atomic<bool>* cancel = nullptr;              // complete, auto: stop early when true
+  std::function<void(const CompleteProgress&)> progress;  // complete, auto: shares as they grow
+};
+
+struct EngineInfo {
+  std::string name;
+  std::string summary;
+  bool measures_domain = false;  // reports certified/falsified/undecided shares
+};
+
+// Every engine, in the order they are documented: auto, complete, smt, dual, concolic.
+const std::vector<EngineInfo>& fairness_engines();
+// InputError "unknown engine 'x' (known: auto, complete, smt, dual, concolic)".
+const EngineInfo& fairness_engine(const std::string& name);
+// Whether the engine calls Z3 on this model (Z3 can overrun a time limit; see cli/fair.cpp).
+bool engine_uses_z3(const std::string& name, const Model& model);
+
+FairnessResult run_fairness_engine(const std::string& name, const FairnessProblem& problem,
+                                   const EngineSettings& settings, Env& env);
+
+}  // namespace witness
