@@ -35,6 +35,7 @@ const EngineInfo& fairness_engine(const std::string& name) {
   const auto it = std::find_if(all.begin(), all.end(), [&name](const EngineInfo& e) { return e.name == name; });
   if (it != all.end()) return *it;
   std::vector<std::string> names;
+  names.reserve(all.size());
   for (const EngineInfo& e : all) names.push_back(e.name);
   throw InputError(fmt::format("--engine: unknown engine '{}' (known: {})", name, fmt::join(names, ", ")));
 }
