@@ -29,21 +29,15 @@ struct FairArgs {
   std::string box;
   std::string protected_list;
   std::string engine = "auto";
-  bool check = false;
-  bool quantify = false;
   std::string split = "auto";
   std::string seeds;
-  long long max_seeds = 0;
   std::string seed_order = "in-order";
-  int kmeans_k = 4;
   std::string frontier = "decision-first";
-  int max_witnesses = 1;
-  double query_time_limit = 1.0;
   std::string witnesses_out;
   std::string regions_out;
   std::string data;
-  int max_regions = 1000;
   bool json = false;
+  EngineSettings settings;  // the flags that the engines read directly
   std::map<std::string, std::string> env_options;
 };
 
@@ -313,17 +307,10 @@ int run_fair(const FairArgs& args) {
   const std::vector<int>& prot = problem.protected_features();
   (void)fairness_engine(args.engine);  // an unknown engine before any work
 
-  EngineSettings settings;
+  EngineSettings settings = args.settings;
   settings.order = parse_frontier_order(args.frontier);
   settings.seed_order = parse_seed_order(args.seed_order);
-  settings.max_seeds = args.max_seeds;
-  settings.kmeans_k = args.kmeans_k;
-  settings.max_witnesses = args.max_witnesses;
-  settings.query_time_limit = args.query_time_limit;
-  settings.quantify = args.quantify;
-  settings.check = args.check;
   settings.split = parse_split_rule(args.split);
-  settings.max_regions = args.max_regions;
   Dataset data;
   if (!args.seeds.empty()) {
     data = load_csv(args.seeds, schema);
@@ -444,7 +431,7 @@ int run_fair(const FairArgs& args) {
                        {"exact", r.share.exact},
                        {"falsified_points",
                         r.share.exact ? nlohmann::json(static_cast<double>(r.share.falsified_points)) : nullptr}};
-      if (args.quantify) {
+      if (args.settings.quantify) {
         doc["regions"] = regions_json(schema, prot, r.regions);
         doc["falsified_by_feature"] = marginals_json(schema, r.marginals);
       }
@@ -480,24 +467,27 @@ void add_fair_command(CLI::App& app, int& status) {
                   "sound bounds, proves or refutes; smt: one Z3 query of the dual model; dual: PyFair's "
                   "dual-network concolic search; concolic: PyCT's single-instance search over seed rows");
   cmd->add_option("--seeds", args->seeds, "CSV of seed rows (concolic: every row; dual: the first is the start)");
-  cmd->add_option("--max-seeds", args->max_seeds, "concolic: at most this many seeds (0 = all; random seeds: 1000)");
+  cmd->add_option("--max-seeds", args->settings.max_seeds,
+                  "concolic: at most this many seeds (0 = all; random seeds: 1000)");
   cmd->add_option("--seed-order", args->seed_order, "concolic: in-order or kmeans (round-robin over clusters)");
-  cmd->add_option("--kmeans-k", args->kmeans_k, "clusters for --seed-order kmeans [default 4]");
+  cmd->add_option("--kmeans-k", args->settings.kmeans_k, "clusters for --seed-order kmeans [default 4]");
   cmd->add_option("--frontier", args->frontier, "frontier order: bfs, dfs or decision-first [default decision-first]");
-  cmd->add_option("--max-witnesses", args->max_witnesses, "keep searching until this many witnesses [default 1]");
-  cmd->add_option("--query-time-limit", args->query_time_limit,
+  cmd->add_option("--max-witnesses", args->settings.max_witnesses,
+                  "keep searching until this many witnesses [default 1]");
+  cmd->add_option("--query-time-limit", args->settings.query_time_limit,
                   "seconds per solver call in the first round; calls that hit it are retried after the rest "
                   "with 4x the limit (0 = no own limit) [default 1]");
   cmd->add_option("--witnesses-out", args->witnesses_out, "write the witness pairs as CSV (raw, named values)");
   cmd->add_option("--regions-out", args->regions_out,
                   "--quantify: write the falsified and undecided regions as CSV (rules over the features, shares)");
-  cmd->add_option("--max-regions", args->max_regions,
+  cmd->add_option("--max-regions", args->settings.max_regions,
                   "--quantify: regions kept for the report, largest falsified share first [default 1000]");
   cmd->add_option("--data", args->data,
                   "also check every row of this CSV against every protected value (exact) and report the share of "
                   "rows whose label changes");
-  cmd->add_flag("--check", args->check, "complete: re-prove every region closed by bounds with Z3 (slow; for testing)");
-  cmd->add_flag("--quantify", args->quantify,
+  cmd->add_flag("--check", args->settings.check,
+                "complete: re-prove every region closed by bounds with Z3 (slow; for testing)");
+  cmd->add_flag("--quantify", args->settings.quantify,
                 "complete: go on after a witness and measure the certified/falsified/undecided shares of the domain");
   cmd->add_option("--split", args->split,
                   "complete: split rule: gap (narrow the unstable neurons that loosen the bounds), score (the largest "
