@@ -48,29 +48,19 @@ bool engine_uses_z3(const std::string& name, const Model& model) {
 namespace {
 
 CompleteSearchOptions complete_options(const FairnessProblem& p, const EngineSettings& s) {
-  CompleteSearchOptions o;
-  o.protected_features = p.protected_features();
-  o.max_witnesses = s.max_witnesses;
-  o.quantify = s.quantify;
-  o.check = s.check;
-  o.split = s.split;
-  o.max_regions = s.max_regions;
-  o.cancel = s.cancel;
-  o.progress = s.progress;
-  return o;
+  return {.protected_features = p.protected_features(),
+          .max_witnesses = s.max_witnesses,
+          .quantify = s.quantify,
+          .check = s.check,
+          .split = s.split,
+          .max_regions = s.max_regions,
+          .cancel = s.cancel,
+          .progress = s.progress};
 }
 
 ConcolicSearchOptions concolic_options(const FairnessProblem& p, const EngineSettings& s) {
-  ConcolicSearchOptions o;
-  o.protected_features = p.protected_features();
-  o.order = s.order;
-  o.seeds = s.seeds;
-  o.max_seeds = s.max_seeds;
-  o.seed_order = s.seed_order;
-  o.kmeans_k = s.kmeans_k;
-  o.max_witnesses = s.max_witnesses;
-  o.query_time_limit = s.query_time_limit;
-  return o;
+  return {p.protected_features(), s.order,    s.seeds,         s.max_seeds,
+          s.seed_order,           s.kmeans_k, s.max_witnesses, s.query_time_limit};
 }
 
 }  // namespace
