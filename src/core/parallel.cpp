@@ -1,37 +1,33 @@
 #include "core/parallel.h"
 
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/task_arena.h>
+
 #include <algorithm>
-#include <atomic>
-#include <exception>
-#include <mutex>
-#include <thread>
-#include <vector>
 
 namespace witness {
 
+// On oneTBB: its worker threads persist between calls (the oracle calls this once per batch of
+// labels), an arena of `count` slots bounds the threads, and the arena's slot index is the worker
+// index. A body's exception cancels the items not yet started and is rethrown here by TBB.
 void parallel_for(unsigned threads, std::size_t n, const std::function<void(std::size_t, unsigned)>& body) {
   if (n == 0) return;
   const auto count = static_cast<unsigned>(std::min<std::size_t>(std::max(1U, threads), n));
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> failed{false};
-  std::mutex error_mutex;
-  std::exception_ptr error;
-  auto work = [&](unsigned worker) {
-    for (std::size_t i = next++; i < n && !failed; i = next++) {
-      try {
-        body(i, worker);
-      } catch (...) {
-        const std::lock_guard<std::mutex> lock(error_mutex);
-        if (!error) error = std::current_exception();
-        failed = true;
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < count; ++t) pool.emplace_back(work, t);
-  work(0);
-  for (std::thread& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
+  if (count == 1) {
+    for (std::size_t i = 0; i < n; ++i) body(i, 0);
+    return;
+  }
+  tbb::task_arena arena(static_cast<int>(count));
+  arena.execute([&] {
+    tbb::parallel_for(
+        tbb::blocked_range<std::size_t>(0, n, 1),
+        [&](const tbb::blocked_range<std::size_t>& range) {
+          const auto worker = static_cast<unsigned>(tbb::this_task_arena::current_thread_index());
+          for (std::size_t i = range.begin(); i != range.end(); ++i) body(i, worker);
+        },
+        tbb::simple_partitioner());  // one item at a time: uneven items balance
+  });
 }
 
 }  // namespace witness

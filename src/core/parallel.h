@@ -14,10 +14,10 @@
 
 namespace witness {
 
-// Runs body(i, worker) for every i in [0, n) on min(threads, n) threads (at least one; the
-// calling thread is worker 0). Items are handed out one at a time, so uneven items balance. The
-// first exception a body throws is rethrown here once every thread has stopped; the items not yet
-// started are then skipped.
+// Runs body(i, worker) for every i in [0, n) on min(threads, n) threads (at least one), oneTBB's
+// pooled threads; worker is in [0, min(threads, n)), one at a time per worker index. Items are
+// handed out one at a time, so uneven items balance. The first exception a body throws is rethrown
+// here once every thread has stopped; the items not yet started are then skipped.
 void parallel_for(unsigned threads, std::size_t n, const std::function<void(std::size_t, unsigned)>& body);
 
 }  // namespace witness

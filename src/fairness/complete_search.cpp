@@ -260,6 +260,10 @@ class Verifier {
       stuck_.push_back(std::move(root));
     } else {
       commit(0, nullptr, {}, {std::move(root)}, {std::move(ev)});
+      // Own threads rather than TBB tasks: the anytime answer needs each worker to take the region
+      // of largest undecided measure next (witness hunting: the newest), across all queues when
+      // idle; TBB's scheduler runs tasks LIFO/FIFO by spawn, with no such order or global view.
+      // One thread per worker for the whole run, so there is no per-task cost to save.
       std::vector<std::thread> pool;
       for (unsigned t = 1; t < threads_; ++t) pool.emplace_back([this, t] { work(t); });
       work(0);

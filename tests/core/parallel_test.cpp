@@ -24,6 +24,21 @@ TEST(ParallelFor, EveryIndexOnceWithWorkersInRange) {
   }
 }
 
+// Per-worker scratch buffers are safe: no two items run at once with the same worker index.
+TEST(ParallelFor, NoTwoItemsShareAWorkerAtOnce) {
+  for (unsigned threads : {2U, 4U}) {
+    std::vector<std::atomic<int>> busy(threads);
+    std::atomic<bool> shared{false};
+    parallel_for(threads, 2000, [&](std::size_t i, unsigned worker) {
+      if (busy[worker]++ != 0) shared = true;
+      volatile double x = 0;
+      for (std::size_t k = 0; k < 200 + (i % 7) * 100; ++k) x = x + static_cast<double>(k);
+      --busy[worker];
+    });
+    EXPECT_FALSE(shared) << threads << " threads";
+  }
+}
+
 TEST(ParallelFor, TheFirstExceptionIsRethrownAfterAllThreadsStop) {
   std::atomic<int> running{0};
   try {
