@@ -469,9 +469,11 @@ void add_fair_command(CLI::App& app, int& status) {
   cmd->add_option("--seeds", args->seeds, "CSV of seed rows (concolic: every row; dual: the first is the start)");
   cmd->add_option("--max-seeds", args->settings.max_seeds,
                   "concolic: at most this many seeds (0 = all; random seeds: 1000)");
-  cmd->add_option("--seed-order", args->seed_order, "concolic: in-order or kmeans (round-robin over clusters)");
+  cmd->add_option("--seed-order", args->seed_order,
+                  "concolic: " + kSeedOrders.list() + " (kmeans: round-robin over clusters) [default in-order]");
   cmd->add_option("--kmeans-k", args->settings.kmeans_k, "clusters for --seed-order kmeans [default 4]");
-  cmd->add_option("--frontier", args->frontier, "frontier order: bfs, dfs or decision-first [default decision-first]");
+  cmd->add_option("--frontier", args->frontier,
+                  "frontier order: " + kFrontierOrders.list() + " [default decision-first]");
   cmd->add_option("--max-witnesses", args->settings.max_witnesses,
                   "keep searching until this many witnesses [default 1]");
   cmd->add_option("--query-time-limit", args->settings.query_time_limit,

@@ -186,7 +186,7 @@ void add_test_command(CLI::App& app, int& status) {
   cmd->add_option("--schema", args->schema, "input schema (TOML)")->required();
   cmd->add_option("--box", args->box, "use a named alternative box of the schema (e.g. fairify)");
   cmd->add_option("--protected", args->protected_list, "protected attributes, comma-separated (default: the schema's)");
-  cmd->add_option("--method", args->method, "symbgen, themis, aequitas, adf or random-pairs [default symbgen]");
+  cmd->add_option("--method", args->method, kTestMethods.list() + " [default symbgen]");
   cmd->add_option("--budget", args->budget,
                   "unique tests to generate; 0 = until --time-limit [default 1000, or 0 with --time-limit]")
       ->each([args](const std::string&) { args->budget_given = true; });

@@ -17,26 +17,6 @@
 
 namespace witness {
 
-const char* to_string(TestMethod m) {
-  switch (m) {
-    case TestMethod::SymbGen: return "symbgen";
-    case TestMethod::Themis: return "themis";
-    case TestMethod::Aequitas: return "aequitas";
-    case TestMethod::Adf: return "adf";
-    case TestMethod::RandomPairs: return "random-pairs";
-  }
-  return "?";
-}
-
-TestMethod parse_test_method(const std::string& name) {
-  for (TestMethod m :
-       {TestMethod::SymbGen, TestMethod::Themis, TestMethod::Aequitas, TestMethod::Adf, TestMethod::RandomPairs}) {
-    if (name == to_string(m)) return m;
-  }
-  throw InputError(
-      fmt::format("--method: unknown method '{}' (methods: symbgen, themis, aequitas, adf, random-pairs)", name));
-}
-
 // ---------------------------------------------------------------------------------------------
 // TestLedger
 

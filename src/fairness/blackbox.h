@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/choice.h"
 #include "core/env.h"
 #include "domain/schema.h"
 #include "fairness/oracle.h"
@@ -27,9 +28,16 @@
 namespace witness {
 
 enum class TestMethod : std::uint8_t { SymbGen, Themis, Aequitas, Adf, RandomPairs };
-[[nodiscard]] const char* to_string(TestMethod m);
-// "symbgen", "themis", "aequitas", "adf", "random-pairs"; InputError otherwise.
-[[nodiscard]] TestMethod parse_test_method(const std::string& name);
+inline constexpr Choices<TestMethod, 5> kTestMethods{{{{TestMethod::SymbGen, "symbgen"},
+                                                       {TestMethod::Themis, "themis"},
+                                                       {TestMethod::Aequitas, "aequitas"},
+                                                       {TestMethod::Adf, "adf"},
+                                                       {TestMethod::RandomPairs, "random-pairs"}}},
+                                                     "method"};
+[[nodiscard]] inline const char* to_string(TestMethod m) { return kTestMethods.name(m); }
+[[nodiscard]] inline TestMethod parse_test_method(const std::string& name) {
+  return kTestMethods.parse(name, "--method");
+}
 
 // A test input (raw values) and the protected variant that the model labels differently.
 struct DiscriminatoryPair {

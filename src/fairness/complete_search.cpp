@@ -26,13 +26,7 @@
 
 namespace witness {
 
-SplitRule parse_split_rule(const std::string& name) {
-  if (name == "score") return SplitRule::Score;
-  if (name == "widest") return SplitRule::Widest;
-  if (name == "gap") return SplitRule::Gap;
-  if (name == "auto") return SplitRule::Auto;
-  throw InputError(fmt::format("--split: unknown rule '{}' (known: auto, score, gap, widest)", name));
-}
+SplitRule parse_split_rule(const std::string& name) { return kSplitRules.parse(name, "--split"); }
 
 namespace {
 

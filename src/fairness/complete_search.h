@@ -19,6 +19,7 @@
 #include <functional>
 #include <vector>
 
+#include "core/choice.h"
 #include "core/env.h"
 #include "domain/schema.h"
 #include "fairness/verdict.h"
@@ -32,7 +33,10 @@ namespace witness {
 // Gap when quantifying (it closes more of the domain), Score when hunting a witness (it finds one
 // sooner).
 enum class SplitRule : std::uint8_t { Auto, Score, Widest, Gap };
-SplitRule parse_split_rule(const std::string& name);  // "auto", "score", "gap", "widest"
+inline constexpr Choices<SplitRule, 4> kSplitRules{
+    {{{SplitRule::Auto, "auto"}, {SplitRule::Score, "score"}, {SplitRule::Gap, "gap"}, {SplitRule::Widest, "widest"}}},
+    "rule"};
+SplitRule parse_split_rule(const std::string& name);  // kSplitRules, InputError naming --split
 
 struct CompleteProgress {
   double certified = 0.0, falsified = 0.0;  // shares of the domain so far (sound at every moment)

@@ -166,11 +166,7 @@ void finish(FairnessResult& r, const Env& env) {
 
 }  // namespace
 
-SeedOrder parse_seed_order(const std::string& name) {
-  if (name == "in-order") return SeedOrder::InOrder;
-  if (name == "kmeans") return SeedOrder::KMeans;
-  throw InputError("", "", "unknown seed order '" + name + "' (known: in-order, kmeans)");
-}
+SeedOrder parse_seed_order(const std::string& name) { return kSeedOrders.parse(name, "--seed-order"); }
 
 FairnessResult concolic_search(const Model& model, const Schema& schema, const ConcolicSearchOptions& options,
                                Env& env) {

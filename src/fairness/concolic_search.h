@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/choice.h"
 #include "core/env.h"
 #include "domain/schema.h"
 #include "fairness/verdict.h"
@@ -30,7 +31,9 @@
 namespace witness {
 
 enum class SeedOrder : std::uint8_t { InOrder, KMeans };
-SeedOrder parse_seed_order(const std::string& name);  // "in-order", "kmeans"
+inline constexpr Choices<SeedOrder, 2> kSeedOrders{{{{SeedOrder::InOrder, "in-order"}, {SeedOrder::KMeans, "kmeans"}}},
+                                                   "seed order"};
+SeedOrder parse_seed_order(const std::string& name);  // kSeedOrders, InputError naming --seed-order
 
 struct ConcolicSearchOptions {
   std::vector<int> protected_features;  // schema feature indices (required)

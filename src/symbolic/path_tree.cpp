@@ -107,12 +107,7 @@ std::vector<std::vector<BranchStep>> PathTree::paths() const {
   return out;
 }
 
-FrontierOrder parse_frontier_order(const std::string& name) {
-  if (name == "bfs") return FrontierOrder::Bfs;
-  if (name == "dfs") return FrontierOrder::Dfs;
-  if (name == "decision-first") return FrontierOrder::DecisionFirst;
-  throw InputError("", "", "unknown frontier order '" + name + "' (known: bfs, dfs, decision-first)");
-}
+FrontierOrder parse_frontier_order(const std::string& name) { return kFrontierOrders.parse(name, "--frontier"); }
 
 bool FrontierQueue::before(const FrontierItem& a, const FrontierItem& b) const {
   switch (order_) {

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "core/choice.h"
 #include "solver/solver.h"
 #include "symbolic/concolic.h"
 
@@ -85,7 +86,10 @@ enum class FrontierOrder : std::uint8_t {
   Dfs,           // newest first (a stack, as PyCT)
   DecisionFirst  // negated decision predicates first, then branches closest to the output
 };
-FrontierOrder parse_frontier_order(const std::string& name);  // "bfs", "dfs", "decision-first"
+inline constexpr Choices<FrontierOrder, 3> kFrontierOrders{
+    {{{FrontierOrder::Bfs, "bfs"}, {FrontierOrder::Dfs, "dfs"}, {FrontierOrder::DecisionFirst, "decision-first"}}},
+    "frontier order"};
+FrontierOrder parse_frontier_order(const std::string& name);  // kFrontierOrders, InputError naming --frontier
 
 class FrontierQueue {
  public:
