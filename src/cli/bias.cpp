@@ -47,6 +47,9 @@ void run_bias(const BiasArgs& args) {
   }
   const BiasEstimate b = estimate_bias(model, schema, prot, o);
   const double seconds = env.elapsed_seconds();
+  env.stats.set("bias.samples", static_cast<double>(b.samples));
+  env.stats.set("bias.discriminatory", static_cast<double>(b.discriminatory));
+  env.stats.set("bias.seconds", seconds);
   std::string joined;
   for (const auto& n : names) joined += (joined.empty() ? "" : ",") + n;
   const std::string source = args.data.empty() ? "uniform random in-domain inputs" : "random rows of " + args.data;
@@ -64,9 +67,11 @@ void run_bias(const BiasArgs& args) {
     if (b.example) {
       doc["example"] = {{"x", named_row(schema, b.example->first)}, {"x_prime", named_row(schema, b.example->second)}};
     }
+    print_stats(env);
     print_json(doc);
     return;
   }
+  print_stats(env);
   std::cout << fmt::format("Bias% of {} for {}: {:.3f}%  (95% CI {:.3f}% .. {:.3f}%)\n", model.name, joined,
                            100.0 * b.rate, 100.0 * b.ci_low, 100.0 * b.ci_high);
   std::cout << fmt::format("  {} of {} {} changed label when {} changed (seed {}, {:.2f} s)\n", b.discriminatory,
@@ -90,7 +95,7 @@ void add_bias_command(CLI::App& app) {
   cmd->add_option("--samples", args->samples, "number of random inputs [default 100000]");
   cmd->add_option("--data", args->data, "draw inputs from the rows of this CSV instead of uniformly (PyFair's way)");
   cmd->add_flag("--json", args->json, "print one JSON document on stdout");
-  add_env_options(*cmd, args->env_options, {"seed", "threads", "verbose"});
+  add_env_options(*cmd, args->env_options, {"seed", "threads", "verbose", "stats"});
   cmd->callback([args] { run_bias(*args); });
 }
 

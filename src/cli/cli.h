@@ -40,6 +40,8 @@ void add_query_command(CLI::App& app, int& status);
 // apply_env_options() moves their values into env.options when the subcommand runs.
 void add_env_options(CLI::App& cmd, std::map<std::string, std::string>& raw, const std::vector<std::string>& names);
 void apply_env_options(Env& env, const std::map<std::string, std::string>& raw);
+// With --stats (or --verbose 1): every counter of the run on stderr, one `stats: name = value` a line.
+void print_stats(const Env& env);
 
 // Loads a schema (with the named box, if any) and checks that it describes the model's inputs.
 Schema load_schema_for(const Model& model, const std::string& path, const std::string& box);

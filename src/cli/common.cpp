@@ -13,7 +13,12 @@ namespace witness::cli {
 void add_env_options(CLI::App& cmd, std::map<std::string, std::string>& raw, const std::vector<std::string>& names) {
   for (const OptionSpec& s : option_table()) {
     if (std::find(names.begin(), names.end(), s.name) == names.end()) continue;
-    cmd.add_option("--" + s.name, raw[s.name], s.help + " [default " + s.fallback + "]");
+    if (s.type == OptionSpec::Type::Bool) {
+      cmd.add_flag_callback(
+          "--" + s.name, [&raw, name = s.name] { raw[name] = "true"; }, s.help);
+    } else {
+      cmd.add_option("--" + s.name, raw[s.name], s.help + " [default " + s.fallback + "]");
+    }
   }
 }
 
@@ -22,6 +27,11 @@ void apply_env_options(Env& env, const std::map<std::string, std::string>& raw) 
     if (!value.empty()) env.options.set(name, value);
   }
   env.start();
+}
+
+void print_stats(const Env& env) {
+  if (!env.options.get_bool("stats") && env.options.get_int("verbose") < 1) return;
+  for (const auto& [name, value] : env.stats.all()) std::cerr << fmt::format("stats: {} = {}\n", name, value);
 }
 
 Schema load_schema_for(const Model& model, const std::string& path, const std::string& box) {

@@ -392,7 +392,7 @@ int run_fair(const FairArgs& args) {
   if (!args.data.empty()) r.data = measure_rows(model, schema, prot, rows.raw, args.data);
   if (!args.witnesses_out.empty()) write_witnesses(args.witnesses_out, model, schema, prot, r.witnesses);
   if (!args.regions_out.empty()) write_regions(args.regions_out, schema, prot, r.regions);
-  for (const auto& [name, value] : env.stats.all()) env.log(1, "{} = {}", name, value);
+  print_stats(env);
 
   if (args.json) {
     const SearchStats& st = r.stats;
@@ -495,7 +495,7 @@ void add_fair_command(CLI::App& app, int& status) {
                   "complete: split rule: gap (narrow the unstable neurons that loosen the bounds), score (the largest "
                   "coefficient x width), widest, or auto: gap with --quantify, score otherwise [default auto]");
   cmd->add_flag("--json", args->json, "print one JSON document on stdout");
-  add_env_options(*cmd, args->env_options, {"seed", "time-limit", "threads", "verbose"});
+  add_env_options(*cmd, args->env_options, {"seed", "time-limit", "threads", "verbose", "stats"});
   cmd->callback([args, &status] { status = run_fair(*args); });
 }
 

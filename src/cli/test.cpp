@@ -116,6 +116,7 @@ void run_test_command(const TestArgs& args, int& status) {
   progress.clear();
   if (csv) csv->close();
   status = r.discriminatory > 0 ? 10 : 0;
+  print_stats(env);
 
   const double tps = r.seconds > 0 ? static_cast<double>(r.generated) / r.seconds : 0.0;
   const double dps = r.seconds > 0 ? static_cast<double>(r.discriminatory) / r.seconds : 0.0;
@@ -203,7 +204,7 @@ void add_test_command(CLI::App& app, int& status) {
   cmd->add_flag("--category-names", args->category_names, "--cmd: write category labels instead of codes");
   cmd->add_option("--classes", args->classes,
                   "--cmd: the program's labels are 0..N-1 [default: the schema's label classes, else 2]");
-  add_env_options(*cmd, args->env_options, {"seed", "threads", "time-limit", "verbose"});
+  add_env_options(*cmd, args->env_options, {"seed", "threads", "time-limit", "verbose", "stats"});
   cmd->callback([args, &status] { run_test_command(*args, status); });
 }
 

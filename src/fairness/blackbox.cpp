@@ -308,6 +308,12 @@ TestResult run_test(LabelOracle& oracle, const Schema& schema, const TestOptions
   (void)ledger.done();  // records why it stopped
   result.queries = oracle.rows() - rows_before;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  env.stats.set("test.generated", static_cast<double>(result.generated));
+  env.stats.set("test.discriminatory", static_cast<double>(result.discriminatory));
+  env.stats.set("test.queries", static_cast<double>(result.queries));
+  env.stats.set("test.duplicates", static_cast<double>(result.duplicates));
+  env.stats.set("test.rejected", static_cast<double>(result.rejected));
+  env.stats.set("test.seconds", result.seconds);
   return result;
 }
 

@@ -75,11 +75,43 @@ FairnessResult run_fairness_engine(const std::string& name, const FairnessProble
   const std::string& engine = fairness_engine(name).name;
   const Model& model = problem.model();
   const Schema& schema = problem.schema();
-  if (engine == "auto") return auto_search(model, schema, complete_options(problem, settings), env);
-  if (engine == "complete") return complete_search(model, schema, complete_options(problem, settings), env);
-  if (engine == "smt") return smt_search(model, schema, problem.protected_features(), env);
-  if (engine == "dual") return dual_search(model, schema, concolic_options(problem, settings), env);
-  return concolic_search(model, schema, concolic_options(problem, settings), env);
+  FairnessResult r;
+  if (engine == "auto") {
+    r = auto_search(model, schema, complete_options(problem, settings), env);
+  } else if (engine == "complete") {
+    r = complete_search(model, schema, complete_options(problem, settings), env);
+  } else if (engine == "smt") {
+    r = smt_search(model, schema, problem.protected_features(), env);
+  } else if (engine == "dual") {
+    r = dual_search(model, schema, concolic_options(problem, settings), env);
+  } else {
+    r = concolic_search(model, schema, concolic_options(problem, settings), env);
+  }
+  record_search_stats(r.stats, env.stats);
+  return r;
+}
+
+void record_search_stats(const SearchStats& s, Stats& stats) {
+  const std::pair<const char*, double> counters[] = {
+      {"search.frontier", static_cast<double>(s.frontier)},
+      {"search.tests", static_cast<double>(s.tests)},
+      {"search.sat", static_cast<double>(s.sat)},
+      {"search.unsat", static_cast<double>(s.unsat)},
+      {"search.unknown", static_cast<double>(s.unknown)},
+      {"search.guessed", static_cast<double>(s.guessed)},
+      {"search.refuted", static_cast<double>(s.refuted)},
+      {"search.queued", static_cast<double>(s.queued)},
+      {"search.paths", static_cast<double>(s.paths)},
+      {"search.divergences", static_cast<double>(s.divergences)},
+      {"search.rejected", static_cast<double>(s.rejected)},
+      {"search.seeds", static_cast<double>(s.seeds)},
+      {"search.seeds_exhausted", static_cast<double>(s.seeds_exhausted)},
+      {"search.regions", static_cast<double>(s.regions)},
+      {"search.leaves", static_cast<double>(s.leaves)},
+      {"search.checked", static_cast<double>(s.checked)},
+      {"search.seconds", s.seconds},
+  };
+  for (const auto& [name, value] : counters) stats.set(name, value);
 }
 
 }  // namespace witness

@@ -78,7 +78,10 @@ const EngineInfo& fairness_engine(const std::string& name);
 // Whether the engine calls Z3 on this model (Z3 can overrun a time limit; see cli/fair.cpp).
 bool engine_uses_z3(const std::string& name, const Model& model);
 
+// Runs the engine and records its SearchStats in env.stats as `search.*` counters.
 FairnessResult run_fairness_engine(const std::string& name, const FairnessProblem& problem,
                                    const EngineSettings& settings, Env& env);
+// The result's counters under the names --stats prints (`search.tests`, `search.sat`, ...).
+void record_search_stats(const SearchStats& s, Stats& stats);
 
 }  // namespace witness
