@@ -15,7 +15,7 @@
 #include "model/evaluator.h"
 #include "query/expression.h"
 #include "query/semantics.h"
-#include "query/z3_domain.h"
+#include "solver/z3_domain.h"
 #include "solver/rational.h"
 #include "solver/z3_check.h"
 #include "solver/z3_value.h"

@@ -1,6 +1,6 @@
-// Symbolic domains for semantics.h: the same interpreter run over Z3 terms builds the query
-// formula. Real semantics uses Z3 reals (non-linear where the model multiplies or divides
-// inputs); float64/float32 use Z3's floating-point theory with round-to-nearest-even.
+// Symbolic domains of the model interpreter (model/interpreter.h): the same interpreter run over Z3 terms builds the
+// query formula. Real semantics uses Z3 reals (non-linear where the model multiplies or divides inputs);
+// float64/float32 use Z3's floating-point theory with round-to-nearest-even.
 //
 //   z3::context ctx;
 //   z3::solver solver(ctx);

@@ -1,0 +1,328 @@
+// ONE interpreter of the model IR, generic over a *domain* (the arithmetic): double and float32
+// (FloatDomain), exact rationals (solver/exact_domain.h), Z3 reals and IEEE floating point
+// (solver/z3_domain.h). Each op's semantics is written once here; the query layer evaluates its
+// expressions over the same domains (query/semantics.h).
+//
+//   const witness::Model model = witness::load_model("examples/soid/diabetes/diabetes_agent.onnx");
+//   witness::FloatDomain<double> d;
+//   std::vector<double> x(static_cast<std::size_t>(model.input_width()), 0.5);  // one value per input
+//   witness::ModelInterpreter<witness::FloatDomain<double>> run(model, d, {.outputs = true});
+//   const witness::ModelValues<witness::FloatDomain<double>> v = run.run(x);       // v.label, v.outputs
+//
+// A domain D provides Num/Bool types and: literal(text), weight(double), integer(k), add, sub,
+// mul, div, neg, lt, le, eq, and_, or_, not_, truth, ite, ite_bool, is_nan, round_half_away,
+// above_double(v, t) (v > t with t a double, compared as the evaluator does), and side
+// conditions: require(Bool) (the value computed is meaningless unless it holds: a division by
+// zero over the reals, a lookup outside its table), mark() and take_side(mark) (the conjunction
+// of the conditions required since the mark, removed from the list).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "model/model.h"
+
+namespace witness {
+
+// Side conditions of the concrete domains: plain truth values.
+struct ConcreteSide {
+  std::vector<char> side;
+  void require(bool c) { side.push_back(c ? 1 : 0); }
+  [[nodiscard]] std::size_t mark() const { return side.size(); }
+  bool take_side(std::size_t m) {
+    const bool all =
+        std::all_of(side.begin() + static_cast<std::ptrdiff_t>(m), side.end(), [](char c) { return c != 0; });
+    side.resize(m);
+    return all;
+  }
+  [[nodiscard]] bool defined() const {
+    return std::all_of(side.begin(), side.end(), [](char c) { return c != 0; });
+  }
+};
+
+// Exact rational arithmetic ("real" semantics). A division by zero or a lookup outside its
+
+template <typename F>
+struct FloatDomain : ConcreteSide {
+  using Num = F;
+  using Bool = bool;
+
+  static Num literal(const std::string& text) {
+    if constexpr (sizeof(F) == sizeof(float)) {
+      return std::strtof(text.c_str(), nullptr);
+    } else {
+      return std::strtod(text.c_str(), nullptr);
+    }
+  }
+  static Num weight(double w) { return static_cast<F>(w); }
+  static Num integer(long k) { return static_cast<F>(k); }
+  static Num add(Num a, Num b) { return a + b; }
+  static Num sub(Num a, Num b) { return a - b; }
+  static Num mul(Num a, Num b) { return a * b; }
+  static Num div(Num a, Num b) { return a / b; }
+  static Num neg(Num a) { return -a; }
+  static Bool lt(Num a, Num b) { return a < b; }
+  static Bool le(Num a, Num b) { return a <= b; }
+  static Bool eq(Num a, Num b) { return a == b; }
+  static Bool and_(Bool a, Bool b) { return a && b; }
+  static Bool or_(Bool a, Bool b) { return a || b; }
+  static Bool not_(Bool a) { return !a; }
+  static Bool truth(bool b) { return b; }
+  static Num ite(Bool c, Num a, Num b) { return c ? a : b; }
+  static Bool ite_bool(Bool c, Bool a, Bool b) { return c ? a : b; }
+  static Bool is_nan(Num a) { return std::isnan(a); }
+  static Num round_half_away(Num a) { return std::round(a); }
+  static Bool above_double(Num v, double t) { return static_cast<double>(v) > t; }
+};
+
+// Largest class index a Direct rule may produce.
+constexpr long kMaxDirectLabel = 1L << 30;
+
+template <typename D>
+struct ModelValues {
+  std::vector<typename D::Num> outputs;  // empty unless asked for
+  typename D::Num label;
+};
+
+// Interprets the nodes the decision (and, if asked, the outputs) depend on. Throws
+// UnsupportedError naming the node for ops without an exact encoding (sigmoid, tanh, softmax).
+template <typename D>
+class ModelInterpreter {
+ public:
+  using Num = typename D::Num;
+  using Bool = typename D::Bool;
+  using Vec = std::vector<Num>;
+
+  struct Needs {
+    bool outputs = false;
+  };
+
+  ModelInterpreter(const Model& model, D& d, Needs needs) : m_(model), d_(d), needs_(needs) {
+    needed_.assign(model.nodes.size(), false);
+    needed_[static_cast<std::size_t>(model.rule.node)] = true;
+    if (needs.outputs) needed_[static_cast<std::size_t>(model.output)] = true;
+    for (std::size_t i = model.nodes.size(); i-- > 0;) {
+      if (!needed_[i]) continue;
+      for (const int in : model.nodes[i].inputs) needed_[static_cast<std::size_t>(in)] = true;
+    }
+    for (std::size_t i = 0; i < model.nodes.size(); ++i) {
+      if (!needed_[i]) continue;
+      const Node& n = model.nodes[i];
+      if (n.op == OpKind::Sigmoid || n.op == OpKind::Tanh || n.op == OpKind::Softmax) {
+        throw UnsupportedError(model.source, "node '" + n.name + "'",
+                               "this op (sigmoid, tanh or softmax) has no exact encoding, and the queried "
+                               "decision or outputs depend on it");
+      }
+    }
+  }
+
+  ModelValues<D> run(const Vec& x) {
+    std::vector<Vec> v(m_.nodes.size());
+    for (std::size_t i = 0; i < m_.nodes.size(); ++i) {
+      if (needed_[i]) v[i] = node(m_.nodes[i], v, x);
+    }
+    Num label = decide(v[static_cast<std::size_t>(m_.rule.node)]);
+    return {needs_.outputs ? v[static_cast<std::size_t>(m_.output)] : Vec{}, std::move(label)};
+  }
+
+ private:
+  Num zero() { return d_.integer(0); }
+
+  Vec node(const Node& n, const std::vector<Vec>& v, const Vec& x) {
+    auto in = [&](int k) -> const Vec& { return v[static_cast<std::size_t>(n.inputs[static_cast<std::size_t>(k)])]; };
+    auto at = [](const Vec& a, std::size_t r) -> const Num& { return a.size() == 1 ? a[0] : a[r]; };
+    const auto width = static_cast<std::size_t>(n.width);
+    Vec out;
+    out.reserve(width);
+    auto elementwise = [&](auto f) {
+      for (std::size_t r = 0; r < width; ++r) out.push_back(f(at(in(0), r), at(in(1), r)));
+    };
+    auto indicator = [&](const Bool& b) { return d_.ite(b, d_.integer(1), zero()); };
+    switch (n.op) {
+      case OpKind::Input: return x;
+      case OpKind::Constant:
+        for (Eigen::Index r = 0; r < n.values.size(); ++r) out.push_back(d_.weight(n.values[r]));
+        return out;
+      case OpKind::Dense:
+        // Left to right, then the bias: the order a plain C loop uses.
+        for (Eigen::Index r = 0; r < n.weights.rows(); ++r) {
+          Num acc = d_.mul(d_.weight(n.weights(r, 0)), in(0)[0]);
+          for (Eigen::Index c = 1; c < n.weights.cols(); ++c) {
+            acc = d_.add(acc, d_.mul(d_.weight(n.weights(r, c)), in(0)[static_cast<std::size_t>(c)]));
+          }
+          out.push_back(d_.add(acc, d_.weight(n.values[r])));
+        }
+        return out;
+      case OpKind::Add: elementwise([&](const Num& a, const Num& b) { return d_.add(a, b); }); return out;
+      case OpKind::Sub: elementwise([&](const Num& a, const Num& b) { return d_.sub(a, b); }); return out;
+      case OpKind::Mul: elementwise([&](const Num& a, const Num& b) { return d_.mul(a, b); }); return out;
+      case OpKind::Div: elementwise([&](const Num& a, const Num& b) { return d_.div(a, b); }); return out;
+      case OpKind::Less: elementwise([&](const Num& a, const Num& b) { return indicator(d_.lt(a, b)); }); return out;
+      case OpKind::LessEqual:
+        elementwise([&](const Num& a, const Num& b) { return indicator(d_.le(a, b)); });
+        return out;
+      case OpKind::Greater: elementwise([&](const Num& a, const Num& b) { return indicator(d_.lt(b, a)); }); return out;
+      case OpKind::GreaterEqual:
+        elementwise([&](const Num& a, const Num& b) { return indicator(d_.le(b, a)); });
+        return out;
+      case OpKind::Equal: elementwise([&](const Num& a, const Num& b) { return indicator(d_.eq(a, b)); }); return out;
+      case OpKind::Relu:
+        // std::max(a, 0), as Eigen's cwiseMax: a NaN passes through, -0 stays -0.
+        for (const Num& a : in(0)) out.push_back(d_.ite(d_.lt(a, zero()), zero(), a));
+        return out;
+      case OpKind::LeakyRelu:
+        for (const Num& a : in(0)) out.push_back(d_.ite(d_.lt(zero(), a), a, d_.mul(d_.weight(n.alpha), a)));
+        return out;
+      case OpKind::Identity: return in(0);
+      case OpKind::Where:
+        for (std::size_t r = 0; r < width; ++r) {
+          out.push_back(d_.ite(d_.not_(d_.eq(at(in(0), r), zero())), at(in(1), r), at(in(2), r)));
+        }
+        return out;
+      case OpKind::Select:
+        for (const int i : n.indices) out.push_back(in(0)[static_cast<std::size_t>(i)]);
+        return out;
+      case OpKind::Concat:
+        for (std::size_t k = 0; k < n.inputs.size(); ++k) {
+          for (const Num& a : in(static_cast<int>(k))) out.push_back(a);
+        }
+        return out;
+      case OpKind::Lookup: return lookup(n, in(0)[0]);
+      case OpKind::ArgMax: return {argmax(in(0))};
+      case OpKind::TreeEnsemble: return trees(*n.trees, in(0));
+      case OpKind::Sigmoid:
+      case OpKind::Tanh:
+      case OpKind::Softmax: break;
+    }
+    throw InternalError("query: node '" + n.name + "' cannot be interpreted");
+  }
+
+  // Row round(v), rounding half away from zero as std::llround; outside the table is undefined.
+  // A balanced search over the rows keeps the term shallow (a chain of 1024 ites is slow in Z3).
+  Vec lookup(const Node& n, const Num& v) {
+    const Eigen::Index rows = n.weights.rows();
+    d_.require(d_.and_(d_.not_(d_.is_nan(v)), d_.lt(d_.literal("-0.5"), v)));
+    d_.require(d_.lt(v, d_.literal(std::to_string(rows - 1) + ".5")));
+    Vec out;
+    for (Eigen::Index c = 0; c < n.weights.cols(); ++c) out.push_back(rows_between(n, c, v, 0, rows));
+    return out;
+  }
+  Num rows_between(const Node& n, Eigen::Index c, const Num& v, Eigen::Index lo, Eigen::Index hi) {
+    if (hi - lo == 1) return d_.weight(n.weights(lo, c));
+    const Eigen::Index mid = lo + (hi - lo) / 2;  // rows below mid iff v < mid - 0.5
+    return d_.ite(d_.lt(v, d_.literal(std::to_string(mid - 1) + ".5")), rows_between(n, c, v, lo, mid),
+                  rows_between(n, c, v, mid, hi));
+  }
+
+  // First maximum, as Eigen's maxCoeff: a later entry wins only when strictly larger.
+  Num argmax(const Vec& v) {
+    Num best = zero();
+    Num best_value = v[0];
+    for (std::size_t i = 1; i < v.size(); ++i) {
+      const Bool take = d_.lt(best_value, v[i]);
+      best = d_.ite(take, d_.integer(static_cast<long>(i)), best);
+      best_value = d_.ite(take, v[i], best_value);
+    }
+    return best;
+  }
+
+  Bool goes_true(const TreeEnsemble::Node& n, const Num& v) {
+    const Num t = d_.weight(n.threshold);
+    Bool cmp = d_.truth(false);
+    switch (n.mode) {
+      case TreeEnsemble::Mode::Leq: cmp = d_.le(v, t); break;
+      case TreeEnsemble::Mode::Lt: cmp = d_.lt(v, t); break;
+      case TreeEnsemble::Mode::Geq: cmp = d_.le(t, v); break;
+      case TreeEnsemble::Mode::Gt: cmp = d_.lt(t, v); break;
+      case TreeEnsemble::Mode::Eq: cmp = d_.eq(v, t); break;
+      case TreeEnsemble::Mode::Neq: cmp = d_.not_(d_.eq(v, t)); break;
+      case TreeEnsemble::Mode::Leaf: break;
+    }
+    return d_.ite_bool(d_.is_nan(v), d_.truth(n.missing_tracks_true), cmp);
+  }
+
+  // The evaluator's loop over trees, executed with the reached leaf as a case split.
+  Vec trees(const TreeEnsemble& te, const Vec& x) {
+    const auto targets = static_cast<std::size_t>(te.n_targets);
+    Vec acc(targets, zero());
+    std::vector<Bool> seen(targets, d_.truth(false));
+    const bool extreme = te.aggregate == TreeEnsemble::Aggregate::Min || te.aggregate == TreeEnsemble::Aggregate::Max;
+    for (const auto& tree : te.trees) {
+      std::vector<Bool> reach(tree.nodes.size(), d_.truth(false));
+      reach[0] = d_.truth(true);
+      for (std::size_t i = 0; i < tree.nodes.size(); ++i) {
+        const auto& nd = tree.nodes[i];
+        if (nd.mode == TreeEnsemble::Mode::Leaf) continue;
+        const Bool go = goes_true(nd, x[static_cast<std::size_t>(nd.feature)]);
+        const auto t = static_cast<std::size_t>(nd.true_child);
+        const auto f = static_cast<std::size_t>(nd.false_child);
+        reach[t] = d_.or_(reach[t], d_.and_(reach[i], go));
+        reach[f] = d_.or_(reach[f], d_.and_(reach[i], d_.not_(go)));
+      }
+      for (std::size_t t = 0; t < targets; ++t) {
+        Num next = acc[t];
+        Bool next_seen = seen[t];
+        for (std::size_t leaf = tree.nodes.size(); leaf-- > 0;) {
+          if (tree.nodes[leaf].mode != TreeEnsemble::Mode::Leaf) continue;
+          Num a = acc[t];
+          Bool s = seen[t];
+          bool any = false;
+          for (const auto& w : tree.leaves) {
+            if (w.node != static_cast<int>(leaf) || w.target != static_cast<int>(t)) continue;
+            any = true;
+            const Num wv = d_.weight(w.weight);
+            if (extreme) {
+              const Bool smaller = te.aggregate == TreeEnsemble::Aggregate::Min ? d_.lt(wv, a) : d_.lt(a, wv);
+              a = d_.ite(s, d_.ite(smaller, wv, a), wv);
+            } else {
+              a = d_.add(a, wv);
+            }
+            s = d_.truth(true);
+          }
+          if (!any) continue;
+          next = d_.ite(reach[leaf], a, next);
+          next_seen = d_.ite_bool(reach[leaf], s, next_seen);
+        }
+        acc[t] = next;
+        seen[t] = next_seen;
+      }
+    }
+    for (std::size_t t = 0; t < targets; ++t) {
+      if (te.aggregate == TreeEnsemble::Aggregate::Average) {
+        acc[t] = d_.div(acc[t], d_.integer(static_cast<long>(te.trees.size())));
+      }
+      if (!te.base_values.empty()) acc[t] = d_.add(acc[t], d_.weight(te.base_values[t]));
+    }
+    if (te.binary_single_score) return {d_.add(d_.neg(acc[0]), d_.weight(te.binary_total)), acc[0]};
+    return acc;
+  }
+
+  Num decide(const Vec& v) {
+    const DecisionRule& rule = m_.rule;
+    switch (rule.kind) {
+      case DecisionRule::Kind::Threshold:
+        return d_.ite(d_.above_double(v[static_cast<std::size_t>(rule.index)], rule.threshold), d_.integer(1), zero());
+      case DecisionRule::Kind::ArgMax: return argmax(v);  // NaN never wins, as in Eigen's visitor
+      case DecisionRule::Kind::Direct: {
+        // A class index must be a number in int range; elsewhere the evaluator's lround is not
+        // defined, so such scenarios are outside the model's domain.
+        Num label = d_.round_half_away(v[0]);
+        d_.require(d_.not_(d_.is_nan(v[0])));
+        d_.require(d_.and_(d_.le(d_.integer(-kMaxDirectLabel), label), d_.le(label, d_.integer(kMaxDirectLabel))));
+        return label;
+      }
+    }
+    throw InternalError("query: unknown decision rule");
+  }
+
+  const Model& m_;
+  D& d_;
+  Needs needs_;
+  std::vector<bool> needed_;
+};
+
+}  // namespace witness
