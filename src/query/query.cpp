@@ -15,9 +15,9 @@
 #include "model/evaluator.h"
 #include "query/expression.h"
 #include "query/semantics.h"
-#include "solver/z3_domain.h"
 #include "solver/rational.h"
 #include "solver/z3_check.h"
+#include "solver/z3_domain.h"
 #include "solver/z3_value.h"
 
 namespace witness {
