@@ -1,0 +1,369 @@
+// ONNX loader: the ai.onnx.ml ops: TreeEnsembleClassifier/Regressor, LinearClassifier/Regressor
+// and Scaler (ZipMap is an alias, in the dispatch). See onnx_internal.h.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "model/onnx_internal.h"
+
+namespace witness::onnx_detail {
+
+// ---------------------------------------------------------------------------------------------
+// ai.onnx.ml
+
+Value Loader::features(const Ctx& c, int slot) {
+  Value x = dyn(get(c, slot), c.where);
+  const bool ok = x.batched ? x.dims.size() <= 1 : (x.dims.size() == 1 || (x.dims.size() == 2 && x.dims[0] == 1));
+  if (!ok) {
+    fail(c.where, fmt::format("expected input X of shape [N, features], got per-row shape {}", dims_str(x.dims)));
+  }
+  return x;
+}
+
+std::shared_ptr<TreeEnsemble> Loader::build_trees(const Ctx& c, const char* prefix, int n_features) {
+  const auto tree_ids = attr_ints(c, "nodes_treeids");
+  const auto node_ids = attr_ints(c, "nodes_nodeids");
+  const auto feature_ids = attr_ints(c, "nodes_featureids");
+  const auto modes = attr_strings(c, "nodes_modes");
+  const auto true_ids = attr_ints(c, "nodes_truenodeids");
+  const auto false_ids = attr_ints(c, "nodes_falsenodeids");
+  const auto missing = attr_ints(c, "nodes_missing_value_tracks_true");
+  const auto thresholds = attr_floats_or_tensor(c, "nodes_values");
+  const std::size_t n = tree_ids.size();
+  if (n == 0) fail(c.where, "tree ensemble has no nodes (nodes_treeids is empty)");
+  if (node_ids.size() != n || feature_ids.size() != n || modes.size() != n || true_ids.size() != n ||
+      false_ids.size() != n || (!thresholds.empty() && thresholds.size() != n) ||
+      (!missing.empty() && missing.size() != n)) {
+    fail(c.where, fmt::format("the nodes_* attributes must all have {} entries (one per node)", n));
+  }
+  auto te = std::make_shared<TreeEnsemble>();
+  std::map<std::int64_t, std::size_t> tree_index;  // ONNX tree id -> our tree
+  std::vector<std::vector<std::size_t>> members;   // attribute positions of each tree's nodes
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto [it, fresh] = tree_index.emplace(tree_ids[i], members.size());
+    if (fresh) members.emplace_back();
+    members[it->second].push_back(i);
+  }
+  // Modes first: they decide which nodes have children.
+  std::vector<TreeEnsemble::Mode> mode(n, TreeEnsemble::Mode::Leaf);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string& m = modes[i];
+    if (m == "BRANCH_LEQ") {
+      mode[i] = TreeEnsemble::Mode::Leq;
+    } else if (m == "BRANCH_LT") {
+      mode[i] = TreeEnsemble::Mode::Lt;
+    } else if (m == "BRANCH_GTE") {
+      mode[i] = TreeEnsemble::Mode::Geq;
+    } else if (m == "BRANCH_GT") {
+      mode[i] = TreeEnsemble::Mode::Gt;
+    } else if (m == "BRANCH_EQ") {
+      mode[i] = TreeEnsemble::Mode::Eq;
+    } else if (m == "BRANCH_NEQ") {
+      mode[i] = TreeEnsemble::Mode::Neq;
+    } else if (m != "LEAF") {
+      fail(c.where, fmt::format("tree {} node {} has mode '{}' (expected BRANCH_LEQ, BRANCH_LT, BRANCH_GTE, "
+                                "BRANCH_GT, BRANCH_EQ, BRANCH_NEQ or LEAF)",
+                                tree_ids[i], node_ids[i], m));
+    }
+  }
+  std::vector<std::map<std::int64_t, int>> renumber(members.size());  // ONNX node id -> our index
+  for (std::size_t t = 0; t < members.size(); ++t) {
+    const std::string tw = fmt::format("tree {}", tree_ids[members[t][0]]);
+    std::map<std::int64_t, std::size_t> local;  // node id -> attribute position
+    for (const std::size_t i : members[t]) {
+      if (!local.emplace(node_ids[i], i).second) fail(c.where, fmt::format("{} has node {} twice", tw, node_ids[i]));
+    }
+    std::map<std::size_t, std::size_t> parent;  // attribute position -> its parent's
+    auto child = [&](std::size_t i, std::int64_t id) {
+      const auto f = local.find(id);
+      if (f == local.end())
+        fail(c.where, fmt::format("{} node {} has child {}, which does not exist", tw, node_ids[i], id));
+      const auto [q, inserted] = parent.emplace(f->second, i);
+      if (!inserted && q->second != i)
+        fail(c.where, fmt::format("{} node {} has two parents; expected a tree", tw, id));
+      return f->second;
+    };
+    std::map<std::size_t, std::pair<std::size_t, std::size_t>> kids;
+    for (const std::size_t i : members[t]) {
+      if (mode[i] != TreeEnsemble::Mode::Leaf) kids[i] = {child(i, true_ids[i]), child(i, false_ids[i])};
+    }
+    std::vector<std::size_t> roots;
+    for (const std::size_t i : members[t]) {
+      if (parent.count(i) == 0) roots.push_back(i);
+    }
+    if (roots.size() != 1) fail(c.where, fmt::format("{} has {} roots; expected one", tw, roots.size()));
+    // Pre-order numbering puts every child after its parent, as the IR requires.
+    std::map<std::size_t, int> index;
+    std::vector<std::size_t> order;
+    std::vector<std::size_t> stack{roots[0]};
+    while (!stack.empty()) {
+      const std::size_t i = stack.back();
+      stack.pop_back();
+      if (index.count(i) != 0) continue;  // both branches to one child
+      index[i] = static_cast<int>(order.size());
+      order.push_back(i);
+      if (const auto k = kids.find(i); k != kids.end()) {
+        stack.push_back(k->second.second);
+        stack.push_back(k->second.first);
+      }
+    }
+    if (order.size() != members[t].size()) {
+      fail(c.where, fmt::format("{} has nodes that its root does not reach (a cycle?)", tw));
+    }
+    TreeEnsemble::Tree tree;
+    for (const std::size_t i : order) {
+      TreeEnsemble::Node nd;
+      nd.mode = mode[i];
+      if (nd.mode != TreeEnsemble::Mode::Leaf) {
+        if (feature_ids[i] < 0 || feature_ids[i] >= n_features) {
+          fail(c.where, fmt::format("{} node {} tests feature {}, but the input has {}", tw, node_ids[i],
+                                    feature_ids[i], n_features));
+        }
+        nd.feature = static_cast<int>(feature_ids[i]);
+        nd.threshold = thresholds.empty() ? 0.0 : thresholds[i];
+        nd.true_child = index[kids[i].first];
+        nd.false_child = index[kids[i].second];
+        nd.missing_tracks_true = !missing.empty() && missing[i] != 0;
+      }
+      tree.nodes.push_back(nd);
+      renumber[t][node_ids[i]] = index[i];
+    }
+    te->trees.push_back(std::move(tree));
+  }
+  const std::string p(prefix);
+  const auto w_trees = attr_ints(c, (p + "treeids").c_str());
+  const auto w_nodes = attr_ints(c, (p + "nodeids").c_str());
+  const auto w_ids = attr_ints(c, (p + "ids").c_str());
+  const auto w_weights = attr_floats_or_tensor(c, (p + "weights").c_str());
+  const std::size_t nw = w_trees.size();
+  if (w_nodes.size() != nw || w_ids.size() != nw || w_weights.size() != nw) {
+    fail(c.where, fmt::format("the {}* attributes must all have {} entries (one per leaf weight)", p, nw));
+  }
+  for (std::size_t k = 0; k < nw; ++k) {
+    const auto t = tree_index.find(w_trees[k]);
+    if (t == tree_index.end()) fail(c.where, fmt::format("{}treeids names tree {}, which has no nodes", p, w_trees[k]));
+    const auto nd = renumber[t->second].find(w_nodes[k]);
+    if (nd == renumber[t->second].end()) {
+      fail(c.where, fmt::format("{}nodeids names node {} of tree {}, which does not exist", p, w_nodes[k], w_trees[k]));
+    }
+    if (w_ids[k] < 0 || w_ids[k] > std::numeric_limits<int>::max()) {
+      fail(c.where, fmt::format("{}ids has {}, expected an output index", p, w_ids[k]));
+    }
+    te->trees[t->second].leaves.push_back({nd->second, static_cast<int>(w_ids[k]), w_weights[k]});
+  }
+  return te;
+}
+
+int Loader::post_transform(int raw, const Ctx& c) {
+  const std::string pt = attr_string(c, "post_transform", "NONE");
+  if (pt == "NONE") return raw;
+  if (pt == "LOGISTIC") return b_->sigmoid(raw, c.where + "/logistic");
+  if (pt == "SOFTMAX") return b_->unary(OpKind::Softmax, raw, c.where + "/softmax");
+  unsupported(c.where, fmt::format("post_transform '{}' is not supported (expected NONE, LOGISTIC or SOFTMAX)", pt));
+}
+
+std::vector<std::string> Loader::class_labels(const Ctx& c, const char* ints_name,
+                                              std::vector<std::int64_t>& ints) const {
+  ints = attr_ints(c, ints_name);
+  std::vector<std::string> names = attr_strings(c, "classlabels_strings");
+  if (ints.empty() == names.empty())
+    fail(c.where, fmt::format("expected exactly one of {} and classlabels_strings", ints_name));
+  for (const std::int64_t v : ints) names.push_back(std::to_string(v));
+  return names;
+}
+
+void Loader::classifier_outputs(const Ctx& c, const Value& x, int raw, int scores, std::vector<std::string> labels,
+                                std::vector<std::int64_t> int_labels) {
+  Value label;
+  label.is_label = true;
+  label.integer = true;
+  label.batched = x.batched;
+  label.dims = x.batched ? Dims{} : Dims{1};
+  label.rule_node = raw;
+  label.class_labels = labels;
+  label.label_scores = scores;
+  label.int_labels = std::move(int_labels);
+  set(c, 0, std::move(label));
+  const auto width = static_cast<std::int64_t>(b_->width(scores));
+  Value s = dynamic(scores, x.batched, x.batched ? Dims{width} : Dims{1, width}, c.where);
+  s.rule_node = raw;
+  s.class_labels = std::move(labels);
+  set(c, 1, std::move(s));
+}
+
+void Loader::op_tree_classifier(const Ctx& c) {
+  const Value x = features(c, 0);
+  const int n_features = b_->width(x.node);
+  std::shared_ptr<TreeEnsemble> te = build_trees(c, "class_", n_features);
+  std::vector<std::int64_t> ints;
+  std::vector<std::string> labels = class_labels(c, "classlabels_int64s", ints);
+  const auto n_classes = static_cast<int>(labels.size());
+  std::vector<double> base = attr_floats_or_tensor(c, "base_values");
+  std::set<int> ids;
+  bool positive = true;
+  for (const auto& tree : te->trees) {
+    for (const auto& leaf : tree.leaves) {
+      ids.insert(leaf.target);
+      positive = positive && leaf.weight >= 0.0;
+    }
+  }
+  for (const int id : ids) {
+    if (id >= n_classes) fail(c.where, fmt::format("class_ids has {}, but there are {} classes", id, n_classes));
+  }
+  te->classifier = true;
+  int raw = -1;
+  int scores = -1;
+  if (n_classes == 2 && ids.size() == 1) {
+    // One score s for a binary classifier: scores [1 - s, s] for probability-like (non-negative)
+    // weights, [-s, s] for margins, as onnxruntime computes them.
+    const int cls = *ids.begin();
+    if (base.size() > 2) fail(c.where, fmt::format("{} base values for a binary classifier", base.size()));
+    if (!base.empty()) base = {base.size() == 1 ? base[0] : base[static_cast<std::size_t>(cls)]};
+    for (auto& tree : te->trees) {
+      for (auto& leaf : tree.leaves) leaf.target = 0;
+    }
+    te->n_targets = 1;
+    te->base_values = std::move(base);
+    te->binary_single_score = true;
+    te->binary_total = positive ? 1.0 : 0.0;
+    raw = b_->tree_ensemble(x.node, te, c.where);
+    const std::string pt = attr_string(c, "post_transform", "NONE");
+    if (pt == "PROBIT" || pt == "SOFTMAX_ZERO") unsupported(c.where, fmt::format("post_transform '{}'", pt));
+    // onnxruntime applies only LOGISTIC here, and only to margins.
+    scores = !positive && pt == "LOGISTIC" ? b_->sigmoid(raw, c.where + "/logistic") : raw;
+  } else {
+    if (!base.empty() && base.size() != labels.size()) {
+      fail(c.where, fmt::format("{} base values for {} classes", base.size(), labels.size()));
+    }
+    te->n_targets = n_classes;
+    te->base_values = std::move(base);
+    raw = b_->tree_ensemble(x.node, te, c.where);
+    scores = post_transform(raw, c);
+  }
+  classifier_outputs(c, x, raw, scores, std::move(labels), std::move(ints));
+}
+
+void Loader::op_tree_regressor(const Ctx& c) {
+  const Value x = features(c, 0);
+  std::shared_ptr<TreeEnsemble> te = build_trees(c, "target_", b_->width(x.node));
+  int max_id = 0;
+  for (const auto& tree : te->trees) {
+    for (const auto& leaf : tree.leaves) max_id = std::max(max_id, leaf.target);
+  }
+  const std::int64_t n_targets = attr_int(c, "n_targets", static_cast<std::int64_t>(max_id) + 1);
+  if (n_targets <= 0 || n_targets > kMaxWidth) fail(c.where, fmt::format("n_targets is {}", n_targets));
+  te->n_targets = static_cast<int>(n_targets);
+  const std::string agg = attr_string(c, "aggregate_function", "SUM");
+  if (agg == "SUM") {
+    te->aggregate = TreeEnsemble::Aggregate::Sum;
+  } else if (agg == "AVERAGE") {
+    te->aggregate = TreeEnsemble::Aggregate::Average;
+  } else if (agg == "MIN") {
+    te->aggregate = TreeEnsemble::Aggregate::Min;
+  } else if (agg == "MAX") {
+    te->aggregate = TreeEnsemble::Aggregate::Max;
+  } else {
+    fail(c.where, fmt::format("aggregate_function '{}' (expected SUM, AVERAGE, MIN or MAX)", agg));
+  }
+  te->base_values = attr_floats_or_tensor(c, "base_values");
+  const int raw = b_->tree_ensemble(x.node, te, c.where);
+  const int out = post_transform(raw, c);
+  set(c, 0, dynamic(out, x.batched, x.batched ? Dims{n_targets} : Dims{1, n_targets}, c.where));
+}
+
+void Loader::op_linear_classifier(const Ctx& c) {
+  const Value x = features(c, 0);
+  const std::int64_t f = b_->width(x.node);
+  const std::vector<double> coef = attr_floats(c, "coefficients");
+  std::vector<double> intercepts = attr_floats(c, "intercepts");
+  std::vector<std::int64_t> ints;
+  std::vector<std::string> labels = class_labels(c, "classlabels_ints", ints);
+  const auto rows =
+      static_cast<std::int64_t>(intercepts.empty() ? coef.size() / static_cast<std::size_t>(f) : intercepts.size());
+  if (rows == 0 || static_cast<std::int64_t>(coef.size()) != rows * f) {
+    fail(c.where, fmt::format("{} coefficients for {} classes of {} features", coef.size(), rows, f));
+  }
+  if (intercepts.empty()) intercepts.assign(static_cast<std::size_t>(rows), 0.0);
+  const std::string pt = attr_string(c, "post_transform", "NONE");
+  int raw = -1;
+  int scores = -1;
+  if (rows == 1 && labels.size() == 2) {
+    // One score s: the label is 1 iff s > 0. Raw scores [-s, s] decide exactly that by argmax;
+    // onnxruntime reports [1 - s, s] without a post_transform.
+    Eigen::MatrixXd w(2, f);
+    Eigen::VectorXd b(2);
+    for (std::int64_t k = 0; k < f; ++k) {
+      w(1, k) = coef[static_cast<std::size_t>(k)];
+      w(0, k) = -w(1, k);
+    }
+    b << -intercepts[0], intercepts[0];
+    raw = b_->dense(x.node, std::move(w), std::move(b), c.where);
+    if (pt == "NONE") {
+      Eigen::VectorXd shift(2);
+      shift << 1.0, 0.0;
+      scores = b_->binary(OpKind::Add, raw, b_->constant(shift, c.where + "/shift"), c.where + "/scores");
+    } else {
+      scores = post_transform(raw, c);
+    }
+  } else {
+    if (rows != static_cast<std::int64_t>(labels.size())) {
+      fail(c.where, fmt::format("coefficients give {} classes but there are {} class labels", rows, labels.size()));
+    }
+    Eigen::MatrixXd w(rows, f);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      for (std::int64_t k = 0; k < f; ++k) w(r, k) = coef[static_cast<std::size_t>(r * f + k)];
+    }
+    Eigen::VectorXd b = Eigen::Map<const Eigen::VectorXd>(intercepts.data(), rows);
+    raw = b_->dense(x.node, std::move(w), std::move(b), c.where);
+    scores = post_transform(raw, c);
+  }
+  classifier_outputs(c, x, raw, scores, std::move(labels), std::move(ints));
+}
+
+void Loader::op_linear_regressor(const Ctx& c) {
+  const Value x = features(c, 0);
+  const std::int64_t f = b_->width(x.node);
+  const std::vector<double> coef = attr_floats(c, "coefficients");
+  std::vector<double> intercepts = attr_floats(c, "intercepts");
+  const std::int64_t targets = attr_int(c, "targets", 1);
+  if (targets <= 0 || targets > kMaxWidth || static_cast<std::int64_t>(coef.size()) != targets * f ||
+      (!intercepts.empty() && static_cast<std::int64_t>(intercepts.size()) != targets)) {
+    fail(c.where, fmt::format("expected {} x {} coefficients and {} intercepts", targets, f, targets));
+  }
+  if (intercepts.empty()) intercepts.assign(static_cast<std::size_t>(targets), 0.0);
+  Eigen::MatrixXd w(targets, f);
+  for (std::int64_t r = 0; r < targets; ++r) {
+    for (std::int64_t k = 0; k < f; ++k) w(r, k) = coef[static_cast<std::size_t>(r * f + k)];
+  }
+  const int raw =
+      b_->dense(x.node, std::move(w), Eigen::Map<const Eigen::VectorXd>(intercepts.data(), targets), c.where);
+  set(c, 0, dynamic(post_transform(raw, c), x.batched, x.batched ? Dims{targets} : Dims{1, targets}, c.where));
+}
+
+void Loader::op_scaler(const Ctx& c) {
+  const Value x = features(c, 0);
+  const std::int64_t f = b_->width(x.node);
+  const std::vector<double> offset = attr_floats(c, "offset");
+  const std::vector<double> scale = attr_floats(c, "scale");
+  for (const auto* v : {&offset, &scale}) {
+    if (!v->empty() && v->size() != 1 && static_cast<std::int64_t>(v->size()) != f) {
+      fail(c.where, fmt::format("offset and scale need 1 or {} values", f));
+    }
+  }
+  // (x - offset) * scale, in that order, as onnxruntime rounds it.
+  int y = x.node;
+  if (!offset.empty()) {
+    const auto n = static_cast<Eigen::Index>(offset.size());
+    y = b_->binary(OpKind::Sub, y, b_->constant(Eigen::Map<const Eigen::VectorXd>(offset.data(), n), c.where), c.where);
+  }
+  if (!scale.empty()) {
+    const auto n = static_cast<Eigen::Index>(scale.size());
+    y = b_->binary(OpKind::Mul, y, b_->constant(Eigen::Map<const Eigen::VectorXd>(scale.data(), n), c.where), c.where);
+  }
+  set(c, 0, dynamic(y, x.batched, x.dims, c.where));
+}
+
+}  // namespace witness::onnx_detail
