@@ -91,14 +91,23 @@ void tree_ensemble(const TreeEnsemble& te, const Eigen::Matrix<T, -1, -1>& x, Ei
 }  // namespace
 
 template <typename T>
-Evaluator<T>::Evaluator(const Model& model) : model_(model) {
+Evaluator<T>::Evaluator(const Model& model) : Evaluator(model, {model.output, model.rule.node}) {
+  runs_rule_ = true;
+}
+
+template <typename T>
+Evaluator<T>::Evaluator(const Model& model, const std::vector<int>& nodes) : model_(model), runs_rule_(false) {
   const std::size_t n = model.nodes.size();
   dense_weights_.resize(n);
   dense_bias_.resize(n);
   values_.resize(n);
   needed_.assign(n, false);
-  needed_[static_cast<std::size_t>(model.output)] = true;
-  needed_[static_cast<std::size_t>(model.rule.node)] = true;
+  for (const int k : nodes) {
+    if (k < 0 || static_cast<std::size_t>(k) >= n) {
+      throw InternalError(fmt::format("evaluator: node {} is outside the model's {} nodes", k, n));
+    }
+    needed_[static_cast<std::size_t>(k)] = true;
+  }
   for (std::size_t i = n; i-- > 0;) {
     if (!needed_[i]) continue;
     for (int in : model.nodes[i].inputs) needed_[static_cast<std::size_t>(in)] = true;
@@ -115,7 +124,7 @@ Evaluator<T>::Evaluator(const Model& model) : model_(model) {
 }
 
 template <typename T>
-void Evaluator<T>::forward(const Eigen::MatrixXd& x) {
+void Evaluator<T>::compute(const Eigen::MatrixXd& x) {
   if (x.rows() != model_.input_width()) {
     throw InputError(model_.source, "",
                      fmt::format("model expects {} inputs per row, got {}", model_.input_width(), x.rows()));
@@ -233,8 +242,14 @@ int Evaluator<T>::label_of(Eigen::Index col) const {
 }
 
 template <typename T>
+void Evaluator<T>::check_runs_rule() const {
+  if (!runs_rule_) throw InternalError("evaluator: built for some nodes only, so it cannot give labels");
+}
+
+template <typename T>
 Evaluation Evaluator<T>::run(const Eigen::MatrixXd& x) {
-  forward(x);
+  check_runs_rule();
+  compute(x);
   Evaluation r;
   r.outputs = values_[static_cast<std::size_t>(model_.output)].template cast<double>();
   r.decision = values_[static_cast<std::size_t>(model_.rule.node)].template cast<double>();
@@ -245,7 +260,8 @@ Evaluation Evaluator<T>::run(const Eigen::MatrixXd& x) {
 
 template <typename T>
 void Evaluator<T>::labels(const Eigen::MatrixXd& x, std::vector<int>& out) {
-  forward(x);
+  check_runs_rule();
+  compute(x);
   out.resize(static_cast<std::size_t>(x.cols()));
   for (Eigen::Index c = 0; c < x.cols(); ++c) out[static_cast<std::size_t>(c)] = label_of(c);
 }

@@ -31,16 +31,23 @@ class Evaluator {
   using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
 
   explicit Evaluator(const Model& model);
+  // Computes only `nodes` and what they depend on, for compute() and node_values(); run() and
+  // labels() need the first constructor.
+  Evaluator(const Model& model, const std::vector<int>& nodes);
   // x: [input width][batch]. Throws InputError if the width is wrong.
   Evaluation run(const Eigen::MatrixXd& x);
   // Labels only (no copies of the outputs): the hot path for sampling.
   void labels(const Eigen::MatrixXd& x, std::vector<int>& out);
+  // Every needed node's values, read with node_values() until the next call.
+  void compute(const Eigen::MatrixXd& x);
+  [[nodiscard]] const Matrix& node_values(int node) const { return values_[static_cast<std::size_t>(node)]; }
 
  private:
-  void forward(const Eigen::MatrixXd& x);
   [[nodiscard]] int label_of(Eigen::Index col) const;
+  void check_runs_rule() const;
 
   const Model& model_;
+  bool runs_rule_ = true;
   std::vector<Matrix> dense_weights_;  // cast once to T
   std::vector<Matrix> dense_bias_;
   std::vector<Matrix> values_;  // per node, [width][batch]

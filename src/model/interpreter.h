@@ -14,7 +14,9 @@
 // above_double(v, t) (v > t with t a double, compared as the evaluator does), and side
 // conditions: require(Bool) (the value computed is meaningless unless it holds: a division by
 // zero over the reals, a lookup outside its table), mark() and take_side(mark) (the conjunction
-// of the conditions required since the mark, removed from the list).
+// of the conditions required since the mark, removed from the list). A domain that cannot
+// express an operation (a product of two unknowns in linear terms) throws DomainLimit; the
+// interpreter names the node in the UnsupportedError it becomes.
 #pragma once
 
 #include <algorithm>
@@ -79,6 +81,12 @@ struct FloatDomain : ConcreteSide {
   static Bool above_double(Num v, double t) { return static_cast<double>(v) > t; }
 };
 
+// Thrown by a domain for an operation it cannot express; `why` reads after the node's name
+// ("divides by zero", "multiplies two values that depend on the input").
+struct DomainLimit {
+  std::string why;
+};
+
 // Largest class index a Direct rule may produce.
 constexpr long kMaxDirectLabel = 1L << 30;
 
@@ -102,34 +110,73 @@ class ModelInterpreter {
   };
 
   ModelInterpreter(const Model& model, D& d, Needs needs) : m_(model), d_(d), needs_(needs) {
-    needed_.assign(model.nodes.size(), false);
-    needed_[static_cast<std::size_t>(model.rule.node)] = true;
-    if (needs.outputs) needed_[static_cast<std::size_t>(model.output)] = true;
-    for (std::size_t i = model.nodes.size(); i-- > 0;) {
-      if (!needed_[i]) continue;
-      for (const int in : model.nodes[i].inputs) needed_[static_cast<std::size_t>(in)] = true;
+    std::vector<int> targets = {model.rule.node};
+    if (needs.outputs) targets.push_back(model.output);
+    mark_needed(targets);
+  }
+  // Only the values of `node` (node_values()): no decision rule, so no rounding of a class index.
+  ModelInterpreter(const Model& model, D& d, int node) : m_(model), d_(d), target_(node) {
+    if (node < 0 || static_cast<std::size_t>(node) >= model.nodes.size()) {
+      throw InternalError("interpreter: node " + std::to_string(node) + " is outside the model's " +
+                          std::to_string(model.nodes.size()) + " nodes");
     }
-    for (std::size_t i = 0; i < model.nodes.size(); ++i) {
-      if (!needed_[i]) continue;
-      const Node& n = model.nodes[i];
-      if (n.op == OpKind::Sigmoid || n.op == OpKind::Tanh || n.op == OpKind::Softmax) {
-        throw UnsupportedError(model.source, "node '" + n.name + "'",
-                               "this op (sigmoid, tanh or softmax) has no exact encoding, and the queried "
-                               "decision or outputs depend on it");
-      }
-    }
+    mark_needed({node});
+  }
+
+  // The value vector of the node given to the constructor.
+  Vec node_values(const Vec& x) {
+    std::vector<Vec> v = forward(x);
+    return std::move(v[static_cast<std::size_t>(target_)]);
   }
 
   ModelValues<D> run(const Vec& x) {
-    std::vector<Vec> v(m_.nodes.size());
-    for (std::size_t i = 0; i < m_.nodes.size(); ++i) {
-      if (needed_[i]) v[i] = node(m_.nodes[i], v, x);
-    }
+    std::vector<Vec> v = forward(x);
     Num label = decide(v[static_cast<std::size_t>(m_.rule.node)]);
     return {needs_.outputs ? v[static_cast<std::size_t>(m_.output)] : Vec{}, std::move(label)};
   }
 
  private:
+  void mark_needed(const std::vector<int>& targets) {
+    needed_.assign(m_.nodes.size(), false);
+    for (const int t : targets) needed_[static_cast<std::size_t>(t)] = true;
+    for (std::size_t i = m_.nodes.size(); i-- > 0;) {
+      if (!needed_[i]) continue;
+      for (const int in : m_.nodes[i].inputs) needed_[static_cast<std::size_t>(in)] = true;
+    }
+    for (std::size_t i = 0; i < m_.nodes.size(); ++i) {
+      if (!needed_[i]) continue;
+      const Node& n = m_.nodes[i];
+      if (n.op == OpKind::Sigmoid || n.op == OpKind::Tanh || n.op == OpKind::Softmax) {
+        throw UnsupportedError(m_.source, "",
+                               node_name(i) + " is " + op_name(n.op) +
+                                   ", which is not piecewise-linear and has no exact encoding, and the queried "
+                                   "values depend on it");
+      }
+    }
+  }
+  [[nodiscard]] std::size_t x_width() const { return static_cast<std::size_t>(m_.input_width()); }
+  [[nodiscard]] std::string node_name(std::size_t i) const {
+    const Node& n = m_.nodes[i];
+    return n.name.empty() ? "node #" + std::to_string(i) : "node '" + n.name + "'";
+  }
+
+  std::vector<Vec> forward(const Vec& x) {
+    if (x.size() != x_width()) {
+      throw InternalError("interpreter: the model has " + std::to_string(x_width()) + " inputs, got " +
+                          std::to_string(x.size()) + " values");
+    }
+    std::vector<Vec> v(m_.nodes.size());
+    for (std::size_t i = 0; i < m_.nodes.size(); ++i) {
+      if (!needed_[i]) continue;
+      try {
+        v[i] = node(m_.nodes[i], v, x);
+      } catch (const DomainLimit& e) {
+        throw UnsupportedError(m_.source, "", node_name(i) + " " + e.why);
+      }
+    }
+    return v;
+  }
+
   Num zero() { return d_.integer(0); }
 
   Vec node(const Node& n, const std::vector<Vec>& v, const Vec& x) {
@@ -151,10 +198,10 @@ class ModelInterpreter {
         // Left to right, then the bias: the order a plain C loop uses.
         for (Eigen::Index r = 0; r < n.weights.rows(); ++r) {
           Num acc = d_.mul(d_.weight(n.weights(r, 0)), in(0)[0]);
-          for (Eigen::Index c = 1; c < n.weights.cols(); ++c) {
-            acc = d_.add(acc, d_.mul(d_.weight(n.weights(r, c)), in(0)[static_cast<std::size_t>(c)]));
+          for (Eigen::Index c = 1; c < n.weights.cols(); ++c) {  // moved: terms are not cheap to copy
+            acc = d_.add(std::move(acc), d_.mul(d_.weight(n.weights(r, c)), in(0)[static_cast<std::size_t>(c)]));
           }
-          out.push_back(d_.add(acc, d_.weight(n.values[r])));
+          out.push_back(d_.add(std::move(acc), d_.weight(n.values[r])));
         }
         return out;
       case OpKind::Add: elementwise([&](const Num& a, const Num& b) { return d_.add(a, b); }); return out;
@@ -322,6 +369,7 @@ class ModelInterpreter {
   const Model& m_;
   D& d_;
   Needs needs_;
+  int target_ = -1;
   std::vector<bool> needed_;
 };
 

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "model/evaluator.h"
 
 namespace witness {
 namespace {
@@ -45,6 +46,19 @@ struct Affine {
   }
 };
 
+// The nodes the decision rules read (the model's own rule when none are given).
+std::vector<int> rule_nodes(const Model& m, const std::vector<DecisionRule>& rules) {
+  std::vector<int> nodes;
+  for (const DecisionRule& r : rules) {
+    if (r.node < 0 || r.node >= static_cast<int>(m.nodes.size())) {
+      throw InternalError("concolic: decision node out of range");
+    }
+    nodes.push_back(r.node);
+  }
+  if (nodes.empty()) nodes.push_back(m.rule.node);
+  return nodes;
+}
+
 }  // namespace
 
 struct ConcolicEvaluator::Impl {
@@ -53,19 +67,17 @@ struct ConcolicEvaluator::Impl {
   std::vector<bool> needed;                     // nodes the decision rule depends on
   std::vector<std::vector<mpq_class>> weights;  // Dense: [rows * cols], row-major
   std::vector<std::vector<mpq_class>> bias;
-  std::vector<Eigen::MatrixXd> value;  // concrete, one column
+  Evaluator<double> concrete;  // the values in double, one column: the same code as every other run
   std::vector<Affine> sym;             // exact, for nodes with symbolic dependence
   std::vector<char> is_sym;
   std::vector<int> var_of;  // column -> model input index
 
-  Impl(const Model& m, std::vector<DecisionRule> decisions) : model(m), rules(std::move(decisions)) {
+  Impl(const Model& m, std::vector<DecisionRule> decisions)
+      : model(m), rules(std::move(decisions)), concrete(m, rule_nodes(m, rules)) {
     if (rules.empty()) rules.push_back(m.rule);
     const std::size_t n = m.nodes.size();
     needed.assign(n, false);
-    for (const DecisionRule& r : rules) {
-      if (r.node < 0 || r.node >= static_cast<int>(n)) throw InternalError("concolic: decision node out of range");
-      needed[static_cast<std::size_t>(r.node)] = true;
-    }
+    for (const DecisionRule& r : rules) needed[static_cast<std::size_t>(r.node)] = true;  // checked in rule_nodes
     for (std::size_t i = n; i-- > 0;) {
       if (!needed[i]) continue;
       for (int in : m.nodes[i].inputs) needed[static_cast<std::size_t>(in)] = true;
@@ -91,14 +103,13 @@ struct ConcolicEvaluator::Impl {
       b.resize(static_cast<std::size_t>(nd.values.size()));
       for (Eigen::Index r = 0; r < nd.values.size(); ++r) b[static_cast<std::size_t>(r)] = mpq_class(nd.values[r]);
     }
-    value.resize(n);
     sym.resize(n);
   }
 
   // The exact values of node `id`, materialising constants for a node without symbolic dependence.
   const Affine& affine(int id, Affine& scratch) const {
     if (is_sym[static_cast<std::size_t>(id)] != 0) return sym[static_cast<std::size_t>(id)];
-    const Eigen::MatrixXd& v = value[static_cast<std::size_t>(id)];
+    const Eigen::MatrixXd& v = concrete.node_values(id);
     const int cols = static_cast<int>(var_of.size()) + 1;
     scratch.reset(static_cast<int>(v.rows()), cols);
     for (int r = 0; r < scratch.width; ++r) {
@@ -118,92 +129,12 @@ struct ConcolicEvaluator::Impl {
   }
   [[nodiscard]] Term term_of(int id, int r) const {
     if (is_sym[static_cast<std::size_t>(id)] == 0)
-      return Term{Rational::from_double(value[static_cast<std::size_t>(id)](r, 0))};
+      return Term{Rational::from_double(concrete.node_values(id)(r, 0))};
     return term(sym[static_cast<std::size_t>(id)], r);
   }
   [[nodiscard]] bool row_has_vars(int id, int r) const {
     return is_sym[static_cast<std::size_t>(id)] != 0 &&
            sym[static_cast<std::size_t>(id)].has_vars[static_cast<std::size_t>(r)] != 0;
-  }
-
-  void concrete(const Node& nd, std::size_t i) {
-    Eigen::MatrixXd& out = value[i];
-    auto in = [&](std::size_t k) -> const Eigen::MatrixXd& { return value[static_cast<std::size_t>(nd.inputs[k])]; };
-    auto bin = [&](auto f) {
-      const Eigen::MatrixXd& a = in(0);
-      const Eigen::MatrixXd& b = in(1);
-      out.resize(std::max(a.rows(), b.rows()), 1);
-      for (Eigen::Index r = 0; r < out.rows(); ++r) {
-        out(r, 0) = f(a(a.rows() == 1 ? 0 : r, 0), b(b.rows() == 1 ? 0 : r, 0));
-      }
-    };
-    switch (nd.op) {
-      case OpKind::Input: break;  // set by run()
-      case OpKind::Constant: out = nd.values; break;
-      case OpKind::Dense:  // same expression as Evaluator<double>: bit-identical results
-        out.noalias() = nd.weights * in(0);
-        out.colwise() += nd.values;
-        break;
-      case OpKind::Add: bin([](double a, double b) { return a + b; }); break;
-      case OpKind::Sub: bin([](double a, double b) { return a - b; }); break;
-      case OpKind::Mul: bin([](double a, double b) { return a * b; }); break;
-      case OpKind::Div: bin([](double a, double b) { return a / b; }); break;
-      case OpKind::Less: bin([](double a, double b) { return double(a < b); }); break;
-      case OpKind::LessEqual: bin([](double a, double b) { return double(a <= b); }); break;
-      case OpKind::Greater: bin([](double a, double b) { return double(a > b); }); break;
-      case OpKind::GreaterEqual: bin([](double a, double b) { return double(a >= b); }); break;
-      case OpKind::Equal: bin([](double a, double b) { return double(a == b); }); break;
-      case OpKind::Relu: out = in(0).cwiseMax(0.0); break;
-      case OpKind::LeakyRelu: {
-        const double alpha = nd.alpha;
-        out = in(0).unaryExpr([alpha](double v) { return v > 0.0 ? v : alpha * v; });
-        break;
-      }
-      case OpKind::Sigmoid: out = in(0).unaryExpr([](double v) { return 1.0 / (1.0 + std::exp(-v)); }); break;
-      case OpKind::Tanh: out = in(0).array().tanh().matrix(); break;
-      case OpKind::Softmax: {
-        out = in(0);
-        auto col = out.col(0);
-        col.array() = (col.array() - col.maxCoeff()).exp();
-        col /= col.sum();
-        break;
-      }
-      case OpKind::Identity: out = in(0); break;
-      case OpKind::Where: {
-        const Eigen::MatrixXd& cond = in(0);
-        const Eigen::MatrixXd& a = in(1);
-        const Eigen::MatrixXd& b = in(2);
-        out.resize(nd.width, 1);
-        for (Eigen::Index r = 0; r < nd.width; ++r) {
-          const bool k = cond(cond.rows() == 1 ? 0 : r, 0) != 0.0;
-          out(r, 0) = k ? a(a.rows() == 1 ? 0 : r, 0) : b(b.rows() == 1 ? 0 : r, 0);
-        }
-        break;
-      }
-      case OpKind::Select:
-        out.resize(nd.width, 1);
-        for (std::size_t r = 0; r < nd.indices.size(); ++r)
-          out(static_cast<Eigen::Index>(r), 0) = in(0)(nd.indices[r], 0);
-        break;
-      case OpKind::Concat: {
-        out.resize(nd.width, 1);
-        Eigen::Index r = 0;
-        for (std::size_t k = 0; k < nd.inputs.size(); ++k) {
-          out.middleRows(r, in(k).rows()) = in(k);
-          r += in(k).rows();
-        }
-        break;
-      }
-      case OpKind::ArgMax: {
-        out.resize(1, 1);
-        Eigen::Index best = 0;
-        in(0).col(0).maxCoeff(&best);
-        out(0, 0) = static_cast<double>(best);
-        break;
-      }
-      case OpKind::Lookup:
-      case OpKind::TreeEnsemble: break;  // rejected in the constructor
-    }
   }
 
   void dense(const Node& nd, std::size_t i, const Affine& x) {
@@ -238,6 +169,7 @@ struct ConcolicEvaluator::Impl {
                        fmt::format("concolic run: model expects {} inputs, got {} values and {} flags",
                                    model.input_width(), x.size(), symbolic.size()));
     }
+    concrete.compute(x);
     ConcolicRun run;
     var_of.clear();
     for (int k = 0; k < model.input_width(); ++k) {
@@ -250,8 +182,6 @@ struct ConcolicEvaluator::Impl {
     for (std::size_t i = 0; i < model.nodes.size(); ++i) {
       if (!needed[i]) continue;
       const Node& nd = model.nodes[i];
-      if (nd.op == OpKind::Input) value[i] = x;
-      concrete(nd, i);
       bool any_sym = false;
       for (int in : nd.inputs) any_sym = any_sym || is_sym[static_cast<std::size_t>(in)] != 0;
       if (nd.op == OpKind::Input) any_sym = n1 > 1;
@@ -331,7 +261,7 @@ struct ConcolicEvaluator::Impl {
           const mpq_class alpha = nd.op == OpKind::LeakyRelu ? mpq_class(nd.alpha) : mpq_class(0);
           out.reset(nd.width, n1);
           for (int r = 0; r < nd.width; ++r) {
-            const double pre = value[static_cast<std::size_t>(nd.inputs[0])](r, 0);
+            const double pre = concrete.node_values(nd.inputs[0])(r, 0);
             const bool on = pre > 0.0;
             if (a.has_vars[static_cast<std::size_t>(r)] != 0) {
               const Term t = term(a, r);
@@ -389,7 +319,7 @@ struct ConcolicEvaluator::Impl {
   }
 
   void decide(const DecisionRule& rule, ConcolicRun& run) const {
-    const Eigen::MatrixXd& v = value[static_cast<std::size_t>(rule.node)];
+    const Eigen::MatrixXd& v = concrete.node_values(rule.node);
     switch (rule.kind) {
       case DecisionRule::Kind::Threshold: {
         const double z = v(rule.index, 0);

@@ -20,11 +20,11 @@
 namespace witness {
 
 // Exact Terms (weights read with Rational::from_double) for the value vector of `node`, given one
-// Term per model input. Only the nodes `node` depends on are encoded, each once. Supported: Input,
-// Constant, Dense, Add, Sub, Mul and Div with a constant operand (divisor), Relu, LeakyRelu,
-// Identity, Select, Concat, Where with a constant condition. Anything else on the way
-// (Sigmoid, Tanh, Softmax, ArgMax, comparisons, Lookup, TreeEnsemble, a product of two
-// non-constant values): UnsupportedError naming the node.
+// Term per model input, computed by the model interpreter over TermDomain (solver/term_domain.h).
+// Only the nodes `node` depends on are encoded, each once. Piecewise-linear ops are exact (ReLU,
+// comparisons, Where, ArgMax and trees as ite); UnsupportedError naming the node for Sigmoid,
+// Tanh, Softmax, a product of two values that depend on the input, a division by such a value or
+// by zero, and a Lookup (its index range is a condition terms cannot carry).
 std::vector<Term> encode_node(const Model& m, int node, const std::vector<Term>& model_inputs);
 
 // The condition on the rule node's values (`decision_values`, e.g. from encode_node(m, m.rule.node,

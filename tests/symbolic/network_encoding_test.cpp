@@ -116,6 +116,22 @@ TEST(NetworkEncoding, RandomReluNetworksMatchTheEvaluator) {
 
 TEST(NetworkEncoding, MixedOpsMatchTheEvaluator) { check_against_evaluator(mixed_network(), 21); }
 
+// Ops the interpreter gives every domain: comparisons, Where on an input-dependent condition and
+// ArgMax become exact ite terms.
+TEST(NetworkEncoding, ComparisonsWhereAndArgMaxMatchTheEvaluator) {
+  std::mt19937_64 rng(9);
+  ModelBuilder b("piecewise", names(3));
+  const int x = b.input();
+  const int h = b.relu(b.dense(x, random_matrix(3, 3, rng), random_matrix(3, 1, rng).col(0)));
+  const int above = b.binary(OpKind::Greater, h, b.select(x, {0, 1, 2}));
+  const int at_most = b.binary(OpKind::LessEqual, b.select(x, {2, 1, 0}), h);
+  const int chosen = b.where(above, h, b.select(x, {1, 2, 0}));
+  const int best = b.argmax(b.concat({chosen, at_most}));
+  const int z = b.dense(b.concat({chosen, above, at_most, best}), random_matrix(2, 10, rng),
+                        random_matrix(2, 1, rng).col(0));
+  check_against_evaluator(b.finish(z, DecisionRule::argmax_of(z)), 41);
+}
+
 TEST(NetworkEncoding, RuleNodeBelowSigmoidIsEncoded) {
   std::mt19937_64 rng(3);
   ModelBuilder b("sig", names(2));
@@ -212,13 +228,13 @@ TEST(NetworkEncoding, UnsupportedOpsThrow) {
   const Model m = b.finish(x, DecisionRule::argmax_of(x));
   expect_unsupported(m, tanh, "node 't' is Tanh");
   expect_unsupported(m, softmax, "node 's' is Softmax");
-  expect_unsupported(m, greater, "node 'g' is Greater");
   expect_unsupported(m, product, "node 'prod'");
   expect_unsupported(m, quotient, "node 'quot'");
   expect_unsupported(m, by_zero, "node 'zero' divides by zero");
-  expect_unsupported(m, where, "node 'w'");
-  expect_unsupported(m, argmax, "node 'am' is ArgMax");
-  expect_unsupported(m, lookup, "node 'lk' is Lookup");
+  expect_unsupported(m, lookup, "node 'lk'");
+  // Comparisons, Where and ArgMax are piecewise linear: exact ite terms (checked against the
+  // evaluator in ComparisonsWhereAndArgMaxMatchTheEvaluator).
+  for (const int node : {greater, where, argmax}) EXPECT_NO_THROW((void)encode_node(m, node, input_terms(2)));
   // Nodes that do not lead to the one asked for are never looked at.
   EXPECT_EQ(encode_node(m, x, input_terms(2)).size(), 2U);
   EXPECT_THROW((void)encode_node(m, x, input_terms(3)), InternalError);
