@@ -107,29 +107,32 @@ class ModelInterpreter {
 
   struct Needs {
     bool outputs = false;
+    int node = -1;  // >= 0: only this node's values (node_values()), no decision rule, so no run()
   };
 
   ModelInterpreter(const Model& model, D& d, Needs needs) : m_(model), d_(d), needs_(needs) {
+    if (needs.node >= 0) {
+      if (static_cast<std::size_t>(needs.node) >= model.nodes.size()) {
+        throw InternalError("interpreter: node " + std::to_string(needs.node) + " is outside the model's " +
+                            std::to_string(model.nodes.size()) + " nodes");
+      }
+      mark_needed({needs.node});
+      return;
+    }
     std::vector<int> targets = {model.rule.node};
     if (needs.outputs) targets.push_back(model.output);
     mark_needed(targets);
   }
-  // Only the values of `node` (node_values()): no decision rule, so no rounding of a class index.
-  ModelInterpreter(const Model& model, D& d, int node) : m_(model), d_(d), target_(node) {
-    if (node < 0 || static_cast<std::size_t>(node) >= model.nodes.size()) {
-      throw InternalError("interpreter: node " + std::to_string(node) + " is outside the model's " +
-                          std::to_string(model.nodes.size()) + " nodes");
-    }
-    mark_needed({node});
-  }
 
-  // The value vector of the node given to the constructor.
+  // The value vector of Needs::node.
   Vec node_values(const Vec& x) {
+    if (needs_.node < 0) throw InternalError("interpreter: node_values() needs Needs::node");
     std::vector<Vec> v = forward(x);
-    return std::move(v[static_cast<std::size_t>(target_)]);
+    return std::move(v[static_cast<std::size_t>(needs_.node)]);
   }
 
   ModelValues<D> run(const Vec& x) {
+    if (needs_.node >= 0) throw InternalError("interpreter: built for one node's values, so it has no decision");
     std::vector<Vec> v = forward(x);
     Num label = decide(v[static_cast<std::size_t>(m_.rule.node)]);
     return {needs_.outputs ? v[static_cast<std::size_t>(m_.output)] : Vec{}, std::move(label)};
@@ -369,7 +372,6 @@ class ModelInterpreter {
   const Model& m_;
   D& d_;
   Needs needs_;
-  int target_ = -1;
   std::vector<bool> needed_;
 };
 

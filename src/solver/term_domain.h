@@ -6,7 +6,7 @@
 //   witness::TermDomain d;
 //   std::vector<witness::Term> x;
 //   for (int i = 0; i < model.input_width(); ++i) x.push_back(witness::Term::var(i));
-//   witness::ModelInterpreter<witness::TermDomain> run(model, d, model.rule.node);
+//   witness::ModelInterpreter<witness::TermDomain> run(model, d, {.node = model.rule.node});
 //   const std::vector<witness::Term> z = run.node_values(x);  // exact; ReLU as ite
 //
 // Linear arithmetic only: a product of two unknowns, a division by an unknown or by zero, and a

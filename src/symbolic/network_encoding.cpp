@@ -14,7 +14,7 @@ std::vector<Term> encode_node(const Model& m, int node, const std::vector<Term>&
         fmt::format("encode_node: the model has {} inputs, got {} terms", m.input_width(), model_inputs.size()));
   }
   TermDomain d;
-  return ModelInterpreter<TermDomain>(m, d, node).node_values(model_inputs);
+  return ModelInterpreter<TermDomain>(m, d, {.node = node}).node_values(model_inputs);
 }
 
 int label_count(const Model& m) {
