@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/env.h"
+#include "core/options.h"
 #include "domain/schema.h"
 #include "model/model.h"
 
@@ -36,6 +37,9 @@ void add_test_command(CLI::App& app, int& status);
 // `status`: 20 when the solver gave up on some query, else 0.
 void add_query_command(CLI::App& app, int& status);
 
+// A --flag per spec (a Bool spec is a flag without a value); `raw` receives the texts given, keyed
+// by name, to be checked and stored when the subcommand runs.
+void add_option_flags(CLI::App& cmd, const std::vector<OptionSpec>& specs, std::map<std::string, std::string>& raw);
 // Adds the named flags of option_table() (seed, threads, time-limit, verbose) to a subcommand;
 // apply_env_options() moves their values into env.options when the subcommand runs.
 void add_env_options(CLI::App& cmd, std::map<std::string, std::string>& raw, const std::vector<std::string>& names);

@@ -10,16 +10,27 @@
 
 namespace witness::cli {
 
-void add_env_options(CLI::App& cmd, std::map<std::string, std::string>& raw, const std::vector<std::string>& names) {
-  for (const OptionSpec& s : option_table()) {
-    if (std::find(names.begin(), names.end(), s.name) == names.end()) continue;
+void add_option_flags(CLI::App& cmd, const std::vector<OptionSpec>& specs, std::map<std::string, std::string>& raw) {
+  for (const OptionSpec& s : specs) {
     if (s.type == OptionSpec::Type::Bool) {
       cmd.add_flag_callback(
-          "--" + s.name, [&raw, name = s.name] { raw[name] = "true"; }, s.help);
+          "--" + s.name, [&raw, name = s.name] { raw[name] = "true"; }, option_help(s));
     } else {
-      cmd.add_option("--" + s.name, raw[s.name], s.help + " [default " + s.fallback + "]");
+      const char* type = s.type == OptionSpec::Type::Int    ? "INT"
+                         : s.type == OptionSpec::Type::Real ? "NUMBER"
+                         : s.allowed.empty()                ? "TEXT"
+                                                            : "CHOICE";
+      cmd.add_option("--" + s.name, raw[s.name], option_help(s))->type_name(type);
     }
   }
+}
+
+void add_env_options(CLI::App& cmd, std::map<std::string, std::string>& raw, const std::vector<std::string>& names) {
+  std::vector<OptionSpec> specs;
+  for (const OptionSpec& s : option_table()) {
+    if (std::find(names.begin(), names.end(), s.name) != names.end()) specs.push_back(s);
+  }
+  add_option_flags(cmd, specs, raw);
 }
 
 void apply_env_options(Env& env, const std::map<std::string, std::string>& raw) {

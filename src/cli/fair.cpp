@@ -29,15 +29,12 @@ struct FairArgs {
   std::string box;
   std::string protected_list;
   std::string engine = "auto";
-  std::string split = "auto";
   std::string seeds;
-  std::string seed_order = "in-order";
-  std::string frontier = "decision-first";
   std::string witnesses_out;
   std::string regions_out;
   std::string data;
   bool json = false;
-  EngineSettings settings;  // the flags that the engines read directly
+  std::map<std::string, std::string> engine_options;  // engine_options() flags as given
   std::map<std::string, std::string> env_options;
 };
 
@@ -307,10 +304,10 @@ int run_fair(const FairArgs& args) {
   const std::vector<int>& prot = problem.protected_features();
   (void)fairness_engine(args.engine);  // an unknown engine before any work
 
-  EngineSettings settings = args.settings;
-  settings.order = parse_frontier_order(args.frontier);
-  settings.seed_order = parse_seed_order(args.seed_order);
-  settings.split = parse_split_rule(args.split);
+  EngineSettings settings;
+  for (const auto& [name, value] : args.engine_options) {
+    if (!value.empty()) set_engine_option(settings, name, value);
+  }
   Dataset data;
   if (!args.seeds.empty()) {
     data = load_csv(args.seeds, schema);
@@ -431,7 +428,7 @@ int run_fair(const FairArgs& args) {
                        {"exact", r.share.exact},
                        {"falsified_points",
                         r.share.exact ? nlohmann::json(static_cast<double>(r.share.falsified_points)) : nullptr}};
-      if (args.settings.quantify) {
+      if (settings.quantify) {
         doc["regions"] = regions_json(schema, prot, r.regions);
         doc["falsified_by_feature"] = marginals_json(schema, r.marginals);
       }
@@ -450,6 +447,14 @@ int run_fair(const FairArgs& args) {
   return exit_code(r.verdict);
 }
 
+// The --engine help, from the engine table.
+std::string engine_help() {
+  std::string help = "the engine, by name [default auto]:";
+  for (const EngineInfo& e : fairness_engines()) help += fmt::format(" {}: {};", e.name, e.summary);
+  help.back() = '.';
+  return help;
+}
+
 }  // namespace
 
 void add_fair_command(CLI::App& app, int& status) {
@@ -462,38 +467,17 @@ void add_fair_command(CLI::App& app, int& status) {
   cmd->add_option("--schema", args->schema, "input schema (TOML)")->required();
   cmd->add_option("--box", args->box, "use a named alternative box of the schema (e.g. fairify)");
   cmd->add_option("--protected", args->protected_list, "protected attributes, comma-separated (default: the schema's)");
-  cmd->add_option("--engine", args->engine,
-                  "auto: a short falsification phase, then complete [default]; complete: branch and bound with "
-                  "sound bounds, proves or refutes; smt: one Z3 query of the dual model; dual: PyFair's "
-                  "dual-network concolic search; concolic: PyCT's single-instance search over seed rows");
+  cmd->add_option("--engine", args->engine, engine_help());
   cmd->add_option("--seeds", args->seeds, "CSV of seed rows (concolic: every row; dual: the first is the start)");
-  cmd->add_option("--max-seeds", args->settings.max_seeds,
-                  "concolic: at most this many seeds (0 = all; random seeds: 1000)");
-  cmd->add_option("--seed-order", args->seed_order,
-                  "concolic: " + kSeedOrders.list() + " (kmeans: round-robin over clusters) [default in-order]");
-  cmd->add_option("--kmeans-k", args->settings.kmeans_k, "clusters for --seed-order kmeans [default 4]");
-  cmd->add_option("--frontier", args->frontier,
-                  "frontier order: " + kFrontierOrders.list() + " [default decision-first]");
-  cmd->add_option("--max-witnesses", args->settings.max_witnesses,
-                  "keep searching until this many witnesses [default 1]");
-  cmd->add_option("--query-time-limit", args->settings.query_time_limit,
-                  "seconds per solver call in the first round; calls that hit it are retried after the rest "
-                  "with 4x the limit (0 = no own limit) [default 1]");
   cmd->add_option("--witnesses-out", args->witnesses_out, "write the witness pairs as CSV (raw, named values)");
   cmd->add_option("--regions-out", args->regions_out,
                   "--quantify: write the falsified and undecided regions as CSV (rules over the features, shares)");
-  cmd->add_option("--max-regions", args->settings.max_regions,
-                  "--quantify: regions kept for the report, largest falsified share first [default 1000]");
   cmd->add_option("--data", args->data,
                   "also check every row of this CSV against every protected value (exact) and report the share of "
                   "rows whose label changes");
-  cmd->add_flag("--check", args->settings.check,
-                "complete: re-prove every region closed by bounds with Z3 (slow; for testing)");
-  cmd->add_flag("--quantify", args->settings.quantify,
-                "complete: go on after a witness and measure the certified/falsified/undecided shares of the domain");
-  cmd->add_option("--split", args->split,
-                  "complete: split rule: gap (narrow the unstable neurons that loosen the bounds), score (the largest "
-                  "coefficient x width), widest, or auto: gap with --quantify, score otherwise [default auto]");
+  std::vector<OptionSpec> specs;
+  for (const EngineOption& o : engine_options()) specs.push_back(o.spec);
+  add_option_flags(*cmd, specs, args->engine_options);
   cmd->add_flag("--json", args->json, "print one JSON document on stdout");
   add_env_options(*cmd, args->env_options, {"seed", "time-limit", "threads", "verbose", "stats"});
   cmd->callback([args, &status] { status = run_fair(*args); });

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "core/error.h"
 
@@ -35,6 +36,11 @@ struct Choices {
     for (const auto& [v, name] : values)
       if (v == value) return name;
     return "?";
+  }
+  [[nodiscard]] std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const auto& [value, name] : values) out.emplace_back(name);
+    return out;
   }
   [[nodiscard]] std::string list() const {
     std::string out;

@@ -1,7 +1,9 @@
 #include "core/options.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <thread>
@@ -13,11 +15,11 @@ namespace witness {
 const std::vector<OptionSpec>& option_table() {
   using T = OptionSpec::Type;
   static const std::vector<OptionSpec> table = {
-      {"seed", T::Int, "1", 0, 9.0e15, "random seed; the same seed gives the same result"},
-      {"threads", T::Int, "0", 0, 1024, "worker threads (0 = all cores)"},
-      {"time-limit", T::Real, "0", 0, 1.0e9, "wall-clock limit in seconds (0 = none)"},
-      {"verbose", T::Int, "0", 0, 3, "log detail on stderr (0 = errors only)"},
-      {"stats", T::Bool, "false", 0, 0, "print every counter of the run on stderr at the end"},
+      {"seed", T::Int, "1", 0, 9.0e15, "random seed; the same seed gives the same result", {}},
+      {"threads", T::Int, "0", 0, 1024, "worker threads (0 = all cores)", {}},
+      {"time-limit", T::Real, "0", 0, 1.0e9, "wall-clock limit in seconds (0 = none)", {}},
+      {"verbose", T::Int, "0", 0, 3, "log detail on stderr (0 = errors only)", {}},
+      {"stats", T::Bool, "false", 0, 0, "print every counter of the run on stderr at the end", {}},
   };
   return table;
 }
@@ -33,8 +35,7 @@ const OptionSpec& Options::spec(const std::string& name) const {
   throw InternalError("unknown option '" + name + "'");
 }
 
-void Options::set(const std::string& name, const std::string& value) {
-  const OptionSpec& s = spec(name);
+void check_option_value(const OptionSpec& s, const std::string& value) {
   if (s.type == OptionSpec::Type::Int || s.type == OptionSpec::Type::Real) {
     std::size_t used = 0;
     double v = std::numeric_limits<double>::quiet_NaN();
@@ -44,15 +45,29 @@ void Options::set(const std::string& name, const std::string& value) {
       used = 0;
     }
     if (used != value.size() || !std::isfinite(v) || (s.type == OptionSpec::Type::Int && v != std::floor(v))) {
-      throw InputError(fmt::format("--{}: expected {}, got '{}'", name,
+      throw InputError(fmt::format("--{}: expected {}, got '{}'", s.name,
                                    s.type == OptionSpec::Type::Int ? "an integer" : "a number", value));
     }
     if (v < s.min || v > s.max) {
-      throw InputError(fmt::format("--{}: {} is outside [{}, {}]", name, value, s.min, s.max));
+      throw InputError(fmt::format("--{}: {} is outside [{:.15g}, {:.15g}]", s.name, value, s.min, s.max));
     }
   } else if (s.type == OptionSpec::Type::Bool && value != "true" && value != "false") {
-    throw InputError(fmt::format("--{}: expected true or false, got '{}'", name, value));
+    throw InputError(fmt::format("--{}: expected true or false, got '{}'", s.name, value));
+  } else if (s.type == OptionSpec::Type::String && !s.allowed.empty() &&
+             std::find(s.allowed.begin(), s.allowed.end(), value) == s.allowed.end()) {
+    throw InputError(fmt::format("--{}: unknown value '{}' (known: {})", s.name, value, fmt::join(s.allowed, ", ")));
   }
+}
+
+std::string option_help(const OptionSpec& s) {
+  std::string help = s.help;
+  if (!s.allowed.empty()) help += fmt::format(" (one of: {})", fmt::join(s.allowed, ", "));
+  if (s.type != OptionSpec::Type::Bool) help += " [default " + s.fallback + "]";
+  return help;
+}
+
+void Options::set(const std::string& name, const std::string& value) {
+  check_option_value(spec(name), value);
   values_[name] = value;
 }
 

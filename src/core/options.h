@@ -22,7 +22,14 @@ struct OptionSpec {
   double min = 0;        // range for Int and Real
   double max = 0;
   std::string help;
+  std::vector<std::string> allowed;  // String: the values allowed (empty: any)
 };
+
+// InputError ("--name: ...") unless `value` is a valid text for the option: a number of the type
+// in range, true/false, or one of the allowed strings.
+void check_option_value(const OptionSpec& spec, const std::string& value);
+// The help text with what is allowed and the default appended, as the CLI shows it.
+std::string option_help(const OptionSpec& spec);
 
 // The options shared by all subcommands.
 const std::vector<OptionSpec>& option_table();

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "bounds/relu_network.h"
 #include "core/error.h"
@@ -40,6 +41,92 @@ const EngineInfo& fairness_engine(const std::string& name) {
   throw InputError(fmt::format("--engine: unknown engine '{}' (known: {})", name, fmt::join(names, ", ")));
 }
 
+namespace {
+
+std::string number_text(double v) { return fmt::format("{:.17g}", v); }
+long long integer_of(const std::string& text) { return static_cast<long long>(std::stod(text)); }
+
+template <typename E, std::size_t N>
+EngineOption choice_option(const char* name, const Choices<E, N>& choices, E fallback, const std::string& help,
+                           E EngineSettings::*field) {
+  return {{name, OptionSpec::Type::String, choices.name(fallback), 0, 0, help, choices.names()},
+          [field, &choices, name](EngineSettings& s, const std::string& v) {
+            s.*field = choices.parse(v, std::string("--") + name);
+          },
+          [field, &choices](const EngineSettings& s) { return std::string(choices.name(s.*field)); }};
+}
+
+template <typename I>
+EngineOption count_option(const char* name, double min, I fallback, const std::string& help, I EngineSettings::*field) {
+  const double max = std::min(1.0e15, static_cast<double>(std::numeric_limits<I>::max()));
+  return {{name, OptionSpec::Type::Int, std::to_string(fallback), min, max, help, {}},
+          [field](EngineSettings& s, const std::string& v) { s.*field = static_cast<I>(integer_of(v)); },
+          [field](const EngineSettings& s) { return std::to_string(s.*field); }};
+}
+
+EngineOption flag_option(const char* name, const std::string& help, bool EngineSettings::*field) {
+  return {{name, OptionSpec::Type::Bool, "false", 0, 0, help, {}},
+          [field](EngineSettings& s, const std::string& v) { s.*field = v == "true"; },
+          [field](const EngineSettings& s) { return std::string(s.*field ? "true" : "false"); }};
+}
+
+}  // namespace
+
+const std::vector<EngineOption>& engine_options() {
+  static const std::vector<EngineOption> options = [] {
+    const EngineSettings d;
+    std::vector<EngineOption> o;
+    o.push_back(count_option("max-witnesses", 1, d.max_witnesses, "all engines: keep searching until this many witnesses",
+                             &EngineSettings::max_witnesses));
+    o.push_back(flag_option("quantify",
+                            "complete, auto: go on after a witness and measure the certified/falsified/undecided "
+                            "shares of the domain",
+                            &EngineSettings::quantify));
+    o.push_back(flag_option("check", "complete, auto: re-prove every region closed by bounds with Z3 (slow; for testing)",
+                            &EngineSettings::check));
+    o.push_back(choice_option("split", kSplitRules, d.split,
+                              "complete, auto: split rule: gap narrows the unstable neurons that loosen the bounds, "
+                              "score takes the largest coefficient x width, widest the widest feature; auto is gap "
+                              "with --quantify, score otherwise",
+                              &EngineSettings::split));
+    o.push_back(count_option("max-regions", 0, d.max_regions,
+                             "complete, auto with --quantify: regions kept for the report, largest falsified share "
+                             "first",
+                             &EngineSettings::max_regions));
+    o.push_back(choice_option("frontier", kFrontierOrders, d.order, "dual, concolic: which branch to negate next",
+                              &EngineSettings::order));
+    o.push_back(count_option("max-seeds", 0, d.max_seeds,
+                             "concolic: at most this many seeds (0 = all; random seeds: 1000)",
+                             &EngineSettings::max_seeds));
+    o.push_back(choice_option("seed-order", kSeedOrders, d.seed_order,
+                              "concolic: seed order (kmeans: round-robin over clusters)", &EngineSettings::seed_order));
+    o.push_back(count_option("kmeans-k", 1, d.kmeans_k, "concolic: clusters for --seed-order kmeans",
+                             &EngineSettings::kmeans_k));
+    o.push_back({{"query-time-limit", OptionSpec::Type::Real, number_text(d.query_time_limit), 0, 1.0e9,
+                  "dual, concolic: seconds per solver call in the first round; calls that hit it are retried "
+                  "after the rest with 4x the limit (0 = no own limit)",
+                  {}},
+                 [](EngineSettings& s, const std::string& v) { s.query_time_limit = std::stod(v); },
+                 [](const EngineSettings& s) { return number_text(s.query_time_limit); }});
+    return o;
+  }();
+  return options;
+}
+
+void set_engine_option(EngineSettings& settings, const std::string& name, const std::string& value) {
+  for (const EngineOption& o : engine_options()) {
+    if (o.spec.name != name) continue;
+    if (o.spec.allowed.empty()) check_option_value(o.spec, value);  // choices: the store names the noun
+    o.store(settings, value);
+    return;
+  }
+  throw InputError(fmt::format("unknown engine option '{}'", name));
+}
+
+void check_engine_settings(const EngineSettings& settings) {
+  for (const EngineOption& o : engine_options()) check_option_value(o.spec, o.text(settings));
+}
+
 bool engine_uses_z3(const std::string& name, const Model& model) {
   if (name == "smt" || name == "dual" || name == "concolic") return true;
   return name == "auto" && !relu_network_of(model, nullptr);
@@ -67,11 +154,7 @@ ConcolicSearchOptions concolic_options(const FairnessProblem& p, const EngineSet
 
 FairnessResult run_fairness_engine(const std::string& name, const FairnessProblem& problem,
                                    const EngineSettings& settings, Env& env) {
-  if (settings.max_witnesses < 1) throw InputError("--max-witnesses: expected a positive count");
-  if (settings.max_regions < 0) throw InputError("--max-regions: expected a count >= 0");
-  if (settings.max_seeds < 0) throw InputError("--max-seeds: expected a count >= 0");
-  if (settings.kmeans_k < 1) throw InputError("--kmeans-k: expected a positive count");
-  if (settings.query_time_limit < 0) throw InputError("--query-time-limit: expected seconds >= 0");
+  check_engine_settings(settings);
   const std::string& engine = fairness_engine(name).name;
   const Model& model = problem.model();
   const Schema& schema = problem.schema();

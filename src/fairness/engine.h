@@ -5,7 +5,7 @@
 //   const witness::Schema schema = witness::load_schema("benchmarks/fairify/adult.toml");
 //   const witness::FairnessProblem problem(model, schema, {"sex"});
 //   witness::EngineSettings settings;
-//   settings.quantify = true;
+//   witness::set_engine_option(settings, "quantify", "true");   // or settings.quantify = true
 //   witness::Env env;
 //   env.start();
 //   const witness::FairnessResult r = witness::run_fairness_engine("auto", problem, settings, env);
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/env.h"
+#include "core/options.h"
 #include "domain/schema.h"
 #include "fairness/complete_search.h"
 #include "fairness/concolic_search.h"
@@ -64,6 +65,23 @@ struct EngineSettings {
   const std::atomic<bool>* cancel = nullptr;              // complete, auto: stop early when true
   std::function<void(const CompleteProgress&)> progress;  // complete, auto: shares as they grow
 };
+
+// One engine setting, declared once: its flag (name, type, default, range or allowed values,
+// help, which engines read it), how to store a text value in EngineSettings, and how to read it
+// back as text (for checks and reports). The CLI generates its flags from this table; the Python
+// module and the web server set options by the same names.
+struct EngineOption {
+  OptionSpec spec;
+  std::function<void(EngineSettings&, const std::string&)> store;  // the text is already checked
+  std::function<std::string(const EngineSettings&)> text;
+};
+
+const std::vector<EngineOption>& engine_options();
+// Checks and stores one option: InputError ("--split: unknown rule 'x' (known: ...)",
+// "--max-witnesses: 0 is outside [1, ...]") for a bad value or an unknown name.
+void set_engine_option(EngineSettings& settings, const std::string& name, const std::string& value);
+// InputError for the first setting outside its declared range (settings filled in by code).
+void check_engine_settings(const EngineSettings& settings);
 
 struct EngineInfo {
   std::string name;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,44 @@ TEST(Engine, UnknownNamesAndBadSettingsAreInputErrors) {
   settings.max_witnesses = 0;
   EXPECT_THROW((void)run_fairness_engine("complete", problem, settings, env), InputError);
   EXPECT_THROW((void)run_fairness_engine("nope", problem, EngineSettings{}, env), InputError);
+}
+
+// Every option of the table: its default text is what EngineSettings{} holds, a value stored
+// reads back, and out-of-range or unknown values are InputErrors naming the flag.
+TEST(Engine, OptionsAreDeclaredOnceAndRoundTrip) {
+  const EngineSettings defaults;
+  std::vector<std::string> names;
+  for (const EngineOption& o : engine_options()) {
+    SCOPED_TRACE(o.spec.name);
+    names.push_back(o.spec.name);
+    EXPECT_EQ(o.text(defaults), o.spec.fallback);
+    EXPECT_FALSE(o.spec.help.empty());
+    EngineSettings s;
+    std::string value;
+    switch (o.spec.type) {
+      case OptionSpec::Type::Bool: value = "true"; break;
+      case OptionSpec::Type::Int: value = std::to_string(static_cast<long long>(o.spec.min) + 3); break;
+      case OptionSpec::Type::Real: value = "2.5"; break;
+      case OptionSpec::Type::String: value = o.spec.allowed.back(); break;
+    }
+    set_engine_option(s, o.spec.name, value);
+    EXPECT_EQ(o.text(s), value);
+    const std::string bad = o.spec.type == OptionSpec::Type::String ? "bogus"
+                            : o.spec.type == OptionSpec::Type::Bool ? "maybe"
+                                                                    : "-1.5";
+    try {
+      set_engine_option(s, o.spec.name, bad);
+      ADD_FAILURE() << "no InputError for " << bad;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("--" + o.spec.name), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size());  // no name twice
+  EngineSettings s;
+  EXPECT_THROW(set_engine_option(s, "no-such-option", "1"), InputError);
+  s.kmeans_k = 0;  // filled in by code: the same range check
+  EXPECT_THROW(check_engine_settings(s), InputError);
+  EXPECT_NO_THROW(check_engine_settings(EngineSettings{}));
 }
 
 }  // namespace
