@@ -42,33 +42,7 @@ for f in "$SRC"/tests/fixtures/onnx/{unsupported_op,bad_shape,nan_weight,truncat
   [[ -f $f ]] && expect_input_error "info $(basename "$f")" "$f" "$W" info "$f"
 done
 
-# --- schemas --------------------------------------------------------------------------------
-printf 'name = "x"\n[[features]\nname = "a"\n' >"$T/syntax.toml"
-printf '[[features]]\nname = "a"\nkind = "complex"\n' >"$T/kind.toml"
-printf '[[features]]\nname = "a"\nkind = "integer"\nmin = 5\nmax = 1\n' >"$T/range.toml"
-: >"$T/empty.toml"
-for f in syntax kind range empty; do
-  expect_input_error "schema $f" "$T/$f.toml" "$W" predict "$B/models/adult/AC1.json" "$B/data/adult.csv" --schema "$T/$f.toml"
-done
-# a schema whose width does not match the model
-expect_input_error "schema width" "german.toml" "$W" predict "$B/models/adult/AC1.json" "$B/data/adult.csv" --schema "$B/german.toml"
-
-# --- data -----------------------------------------------------------------------------------
-head -3 "$B/data/adult.csv" >"$T/ok.csv"
-sed '3s/^38,2,/38,zz,/' "$T/ok.csv" >"$T/nonnum.csv"
-sed '3s/^38,2,11,/38,2,99,/' "$T/ok.csv" >"$T/code.csv"
-sed '2s/,38,0$/,38/' "$T/ok.csv" >"$T/ragged.csv"
-sed '1s/^age,/agee,/' "$T/ok.csv" >"$T/header.csv"
-: >"$T/empty.csv"
-for f in nonnum code ragged header empty; do
-  expect_input_error "data $f" "$T/$f.csv" "$W" predict "$B/models/adult/AC1.json" "$T/$f.csv" --schema "$B/adult.toml"
-done
-expect_input_error "missing data" "$T/none.csv" "$W" predict "$B/models/adult/AC1.json" "$T/none.csv" --schema "$B/adult.toml"
-
-# --- command line ---------------------------------------------------------------------------
-expect_input_error "unknown protected" "colour" "$W" bias "$B/models/adult/AC1.json" --schema "$B/adult.toml" --protected colour
-expect_input_error "bad samples" "samples" "$W" bias "$B/models/adult/AC1.json" --schema "$B/adult.toml" --protected sex --samples -5
-expect_input_error "bad seed" "seed" "$W" bias "$B/models/adult/AC1.json" --schema "$B/adult.toml" --protected sex --seed x
-expect_input_error "unknown command" "frobnicate" "$W" frobnicate
+# Malformed schemas, data files and command lines are cases in tests/regress/cases (bad_schema_*,
+# bad_data_*, bad_bias_*, bad_unknown_command).
 
 finish

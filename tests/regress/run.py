@@ -94,6 +94,9 @@ def main():
         want_exit = int(spec["EXIT"][-1][1]) if spec["EXIT"] else 0
         if result.returncode != want_exit:
             failures.append(f"exit code {result.returncode}, want {want_exit}")
+        errors = [l for l in result.stderr.splitlines() if l.startswith("error:")]
+        if want_exit == 2 and len(errors) != 1:
+            failures.append(f"bad input must give exactly one 'error:' line, got {len(errors)}")
         if result.returncode < 0 or "AddressSanitizer" in result.stderr or "runtime error:" in result.stderr:
             failures.append("crashed or a sanitizer reported an error")
         for line, text in spec["STDOUT"]:
