@@ -11,31 +11,10 @@ using test::has;
 using test::input_error;
 using test::write_temp;
 
-const char* const kSchema = R"(
-name = "people"
-label = "y"
-label_classes = ["no", "yes"]
+// The schema is a file so that its text is written once (tests/fixtures/schemas).
+const char* const kSchema = WITNESS_SOURCE_DIR "/tests/fixtures/schemas/people.toml";
 
-[[features]]
-name = "age"
-kind = "integer"
-min = 0
-max = 120
-
-[[features]]
-name = "job"
-kind = "categorical"
-categories = ["clerk", "engineer, senior", "nurse"]
-encoding = "one-hot"
-
-[[features]]
-name = "score"
-kind = "real"
-min = -1
-max = 1
-)";
-
-Schema people() { return parse_schema(kSchema, "people.toml"); }
+Schema people() { return load_schema(kSchema); }
 
 TEST(Dataset, ReadsReorderedQuotedCrlfColumns) {
   // Columns in another order, a quoted label with a comma, a quoted "" escape in a header,

@@ -13,49 +13,11 @@ using test::has;
 using test::input_error;
 using test::write_temp;
 
-const char* const kMixed = R"(
-name = "mixed"
-label = "y"
-protected = ["sex", "group"]
-
-[[features]]
-name = "age"
-kind = "integer"
-min = 18
-max = 90
-mean = 40.5
-std = 12.25
-
-[[features]]
-name = "income"
-kind = "real"
-min = 0.0
-max = 1e5
-scale = 1e-4
-offset = -0.5
-
-[[features]]
-name = "sex"
-kind = "categorical"
-categories = ["Female", "Male"]
-
-[[features]]
-name = "group"
-kind = "categorical"
-categories = ["a", "b", "c"]
-encoding = "one-hot"
-
-[[features]]
-name = "member"
-kind = "boolean"
-
-[boxes.narrow]
-age = [20, 30]
-sex = [0, 3]
-)";
+// The schema is a file so that its text is written once (tests/fixtures/schemas).
+const char* const kMixed = WITNESS_SOURCE_DIR "/tests/fixtures/schemas/mixed.toml";
 
 TEST(Schema, ParsesKindsWidthsAndNames) {
-  Schema s = parse_schema(kMixed, "mixed.toml");
+  Schema s = load_schema(kMixed);
   EXPECT_EQ(s.name(), "mixed");
   EXPECT_EQ(s.label(), "y");
   ASSERT_EQ(s.size(), 5);
@@ -76,7 +38,7 @@ TEST(Schema, ParsesKindsWidthsAndNames) {
 }
 
 TEST(Schema, NormalisationAndOneHotRoundTrip) {
-  Schema s = parse_schema(kMixed, "mixed.toml");
+  Schema s = load_schema(kMixed);
   Eigen::VectorXd raw(5);
   raw << 37, 12345.5, 1, 2, 1;
   Eigen::VectorXd x = s.to_model(raw);
@@ -115,7 +77,7 @@ TEST(Schema, NormalisationAndOneHotRoundTrip) {
 }
 
 TEST(Schema, DisplayAndParseValues) {
-  Schema s = parse_schema(kMixed, "mixed.toml");
+  Schema s = load_schema(kMixed);
   EXPECT_EQ(s.display(0, 37), "37");
   EXPECT_EQ(s.display(1, 0.25), "0.25");
   EXPECT_EQ(s.display(2, 0), "Female");
@@ -159,7 +121,7 @@ categories = ["1", "0", "x"]
 }
 
 TEST(Schema, ContainsAndDomainSize) {
-  Schema s = parse_schema(kMixed, "mixed.toml");
+  Schema s = load_schema(kMixed);
   Eigen::VectorXd raw(5);
   raw << 37, 0.5, 0, 1, 0;
   EXPECT_TRUE(s.contains(raw));
@@ -191,7 +153,7 @@ kind = "boolean"
 }
 
 TEST(Schema, BoxesReplaceBounds) {
-  Schema s = parse_schema(kMixed, "mixed.toml");
+  Schema s = load_schema(kMixed);
   Schema b = s.with_box("narrow");
   EXPECT_EQ(b.active_box(), "narrow");
   EXPECT_EQ(s.active_box(), "");
@@ -219,7 +181,7 @@ TEST(Schema, QuotedDottedNamesInBoxes) {
 }
 
 TEST(Schema, UnknownFeatureAndProtectedNames) {
-  Schema s = parse_schema(kMixed, "mixed.toml");
+  Schema s = load_schema(kMixed);
   EXPECT_TRUE(has(input_error([&] { (void)s.feature_index("gender"); }),
                   "unknown feature 'gender' (known: age, income, sex, group, member)"));
   EXPECT_EQ(s.protected_indices({"member", "age"}), (std::vector<int>{4, 0}));

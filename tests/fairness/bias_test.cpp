@@ -8,23 +8,8 @@
 namespace witness {
 namespace {
 
-const char* kSchema = R"(
-name = "tiny"
-protected = ["sex"]
-[[features]]
-name = "age"
-kind = "integer"
-min = 0
-max = 9
-[[features]]
-name = "sex"
-kind = "categorical"
-categories = ["Female", "Male"]
-[[features]]
-name = "race"
-kind = "categorical"
-categories = ["a", "b", "c", "d", "e"]
-)";
+// The schema is a file so that its text is written once (tests/fixtures/schemas).
+const char* const kSchema = WITNESS_SOURCE_DIR "/tests/fixtures/schemas/bias.toml";
 
 // logit = w_age * age + w_sex * sex + w_race * race + b
 Model linear(double w_age, double w_sex, double w_race, double b) {
@@ -37,7 +22,7 @@ Model linear(double w_age, double w_sex, double w_race, double b) {
 }
 
 TEST(Bias, ModelThatIgnoresTheAttributeHasNone) {
-  const Schema s = parse_schema(kSchema);
+  const Schema s = load_schema(kSchema);
   BiasOptions o;
   o.samples = 5000;
   const BiasEstimate b = estimate_bias(linear(1, 0, 1, -5), s, {1}, o);
@@ -48,7 +33,7 @@ TEST(Bias, ModelThatIgnoresTheAttributeHasNone) {
 }
 
 TEST(Bias, ModelDecidedBySexAloneAlwaysFlips) {
-  const Schema s = parse_schema(kSchema);
+  const Schema s = load_schema(kSchema);
   BiasOptions o;
   o.samples = 5000;
   const BiasEstimate b = estimate_bias(linear(0, 1, 0, -0.5), s, {1}, o);
@@ -61,7 +46,7 @@ TEST(Bias, ModelDecidedBySexAloneAlwaysFlips) {
 // Exact rate by enumeration: label = (age - 2*race + 3*sex > 2); x' changes race uniformly to
 // one of the 4 other values.
 TEST(Bias, MatchesEnumerationWithinTheInterval) {
-  const Schema s = parse_schema(kSchema);
+  const Schema s = load_schema(kSchema);
   const Model m = linear(1, 3, -2, -2);
   double exact = 0;
   int total = 0;
@@ -86,7 +71,7 @@ TEST(Bias, MatchesEnumerationWithinTheInterval) {
 }
 
 TEST(Bias, ResultDoesNotDependOnThreads) {
-  const Schema s = parse_schema(kSchema);
+  const Schema s = load_schema(kSchema);
   const Model m = linear(1, 3, -2, -2);
   BiasOptions o;
   o.samples = 50000;
@@ -103,7 +88,7 @@ TEST(Bias, ResultDoesNotDependOnThreads) {
 }
 
 TEST(Bias, DrawsFromDataRows) {
-  const Schema s = parse_schema(kSchema);
+  const Schema s = load_schema(kSchema);
   Eigen::MatrixXd rows(3, 2);
   rows << 9, 9, 0, 1, 0, 0;  // age 9: label 1 whatever sex is
   BiasOptions o;
@@ -113,7 +98,7 @@ TEST(Bias, DrawsFromDataRows) {
 }
 
 TEST(Bias, RejectsMismatchedSchemaAndBadCounts) {
-  const Schema s = parse_schema(kSchema);
+  const Schema s = load_schema(kSchema);
   ModelBuilder mb("two", {"a", "b"});
   const Model two =
       mb.finish(mb.dense(mb.input(), Eigen::MatrixXd::Ones(1, 2), Eigen::VectorXd::Zero(1)), DecisionRule{});

@@ -158,30 +158,8 @@ TEST(DualModel, GC1AgeAndSex) {
 }
 
 // age, income (scaled), race (one-hot, 3 inputs), sex: 6 model inputs.
-const char* kOneHotSchema = R"(
-name = "onehot"
-protected = ["race"]
-[[features]]
-name = "age"
-kind = "integer"
-min = 18
-max = 80
-[[features]]
-name = "income"
-kind = "real"
-min = 0.0
-max = 100000.0
-scale = 1e-5
-[[features]]
-name = "race"
-kind = "categorical"
-categories = ["a", "b", "c"]
-encoding = "one-hot"
-[[features]]
-name = "sex"
-kind = "categorical"
-categories = ["F", "M"]
-)";
+// The schema is a file so that its text is written once (tests/fixtures/schemas).
+const char* const kOneHotSchema = WITNESS_SOURCE_DIR "/tests/fixtures/schemas/onehot.toml";
 
 Eigen::MatrixXd random_matrix(std::mt19937_64& rng, Eigen::Index rows, Eigen::Index cols, double scale) {
   std::normal_distribution<double> g(0.0, scale);
@@ -204,7 +182,7 @@ Model random_mlp(std::uint64_t seed, int outputs) {
 }
 
 TEST(DualModel, OneHotProtectedFeatureInAnMlp) {
-  const Schema s = parse_schema(kOneHotSchema, "onehot.toml");
+  const Schema s = load_schema(kOneHotSchema);
   const std::vector<int> race = {s.feature_index("race")};
   const Model threshold = random_mlp(3, 1);
   EXPECT_GT(check_dual(threshold, s, race, 5), 0);
@@ -247,7 +225,7 @@ Model tree_model(bool argmax_output) {
 }
 
 TEST(DualModel, TreeEnsembleIsDuplicated) {
-  const Schema s = parse_schema(kOneHotSchema, "onehot.toml");
+  const Schema s = load_schema(kOneHotSchema);
   const std::vector<int> race = {s.feature_index("race")};
   const Model trees = tree_model(false);
   ASSERT_EQ(trees.rule.kind, DecisionRule::Kind::ArgMax);
@@ -264,7 +242,7 @@ TEST(DualModel, TreeEnsembleIsDuplicated) {
 
 // A graph with a skip connection and a constant: not a chain, so duplicated; the constant is shared.
 TEST(DualModel, GeneralGraphIsDuplicated) {
-  const Schema s = parse_schema(kOneHotSchema, "onehot.toml");
+  const Schema s = load_schema(kOneHotSchema);
   std::mt19937_64 rng(21);
   ModelBuilder b("skip", {"i0", "i1", "i2", "i3", "i4", "i5"});
   Eigen::MatrixXd w0 = random_matrix(rng, 4, 6, 1.0);
@@ -282,7 +260,7 @@ TEST(DualModel, GeneralGraphIsDuplicated) {
 }
 
 TEST(DualModel, RejectsBadProtectedLists) {
-  const Schema s = parse_schema(kOneHotSchema, "onehot.toml");
+  const Schema s = load_schema(kOneHotSchema);
   const Model m = random_mlp(3, 1);
   EXPECT_THROW((void)make_dual_model(m, s, {}), InputError);
   EXPECT_THROW((void)make_dual_model(m, s, {9}), InputError);

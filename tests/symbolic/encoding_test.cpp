@@ -7,33 +7,11 @@
 namespace witness {
 namespace {
 
-const char* kSchema = R"(
-[[features]]
-name = "age"
-kind = "integer"
-min = 18
-max = 90
-mean = 41.2
-std = 12.5
-[[features]]
-name = "income"
-kind = "integer"
-min = 0
-max = 1000
-scale = 0.001
-offset = -0.5
-[[features]]
-name = "purpose"
-kind = "categorical"
-categories = ["car", "education", "house"]
-encoding = "one-hot"
-[[features]]
-name = "sex"
-kind = "boolean"
-)";
+// The schema is a file so that its text is written once (tests/fixtures/schemas).
+const char* const kSchema = WITNESS_SOURCE_DIR "/tests/fixtures/schemas/encoding.toml";
 
 TEST(Encoding, OneHotSumsToOne) {
-  const Schema s = parse_schema(kSchema);
+  const Schema s = load_schema(kSchema);
   ASSERT_EQ(s.model_width(), 6);
   auto solver = make_solver("z3");
   Eigen::VectorXd raw(4);
@@ -62,7 +40,7 @@ TEST(Encoding, OneHotSumsToOne) {
 }
 
 TEST(Encoding, NormalisationRoundTripIsExact) {
-  const Schema s = parse_schema(kSchema);
+  const Schema s = load_schema(kSchema);
   auto solver = make_solver("z3");
   Eigen::VectorXd raw(4);
   raw << 30, 500, 1, 0;
@@ -99,7 +77,7 @@ TEST(Encoding, NormalisationRoundTripIsExact) {
 }
 
 TEST(Encoding, NonSymbolicInputsAreConstantsAndSubstituteWorks) {
-  const Schema s = parse_schema(kSchema);
+  const Schema s = load_schema(kSchema);
   auto solver = make_solver("z3");
   Eigen::VectorXd raw(4);
   raw << 30, 500, 2, 1;
