@@ -76,13 +76,14 @@ const std::vector<EngineOption>& engine_options() {
   static const std::vector<EngineOption> options = [] {
     const EngineSettings d;
     std::vector<EngineOption> o;
-    o.push_back(count_option("max-witnesses", 1, d.max_witnesses, "all engines: keep searching until this many witnesses",
-                             &EngineSettings::max_witnesses));
+    o.push_back(count_option("max-witnesses", 1, d.max_witnesses,
+                             "all engines: keep searching until this many witnesses", &EngineSettings::max_witnesses));
     o.push_back(flag_option("quantify",
                             "complete, auto: go on after a witness and measure the certified/falsified/undecided "
                             "shares of the domain",
                             &EngineSettings::quantify));
-    o.push_back(flag_option("check", "complete, auto: re-prove every region closed by bounds with Z3 (slow; for testing)",
+    o.push_back(flag_option("check",
+                            "complete, auto: re-prove every region closed by bounds with Z3 (slow; for testing)",
                             &EngineSettings::check));
     o.push_back(choice_option("split", kSplitRules, d.split,
                               "complete, auto: split rule: gap narrows the unstable neurons that loosen the bounds, "
@@ -102,7 +103,11 @@ const std::vector<EngineOption>& engine_options() {
                               "concolic: seed order (kmeans: round-robin over clusters)", &EngineSettings::seed_order));
     o.push_back(count_option("kmeans-k", 1, d.kmeans_k, "concolic: clusters for --seed-order kmeans",
                              &EngineSettings::kmeans_k));
-    o.push_back({{"query-time-limit", OptionSpec::Type::Real, number_text(d.query_time_limit), 0, 1.0e9,
+    o.push_back({{"query-time-limit",
+                  OptionSpec::Type::Real,
+                  number_text(d.query_time_limit),
+                  0,
+                  1.0e9,
                   "dual, concolic: seconds per solver call in the first round; calls that hit it are retried "
                   "after the rest with 4x the limit (0 = no own limit)",
                   {}},

@@ -34,13 +34,15 @@ struct TermDomain {
   static Num mul(const Num& a, const Num& b) {
     if (a.is_constant()) return b * a.constant();
     if (b.is_constant()) return a * b.constant();
-    throw DomainLimit{"multiplies two values that depend on the input (an exact linear encoding needs a "
-                      "constant factor)"};
+    throw DomainLimit{
+        "multiplies two values that depend on the input (an exact linear encoding needs a "
+        "constant factor)"};
   }
   static Num div(const Num& a, const Num& b) {
     if (!b.is_constant()) {
-      throw DomainLimit{"divides by a value that depends on the input (an exact linear encoding needs a constant "
-                        "divisor)"};
+      throw DomainLimit{
+          "divides by a value that depends on the input (an exact linear encoding needs a constant "
+          "divisor)"};
     }
     if (b.constant().sign() == 0) throw DomainLimit{"divides by zero"};
     return a * (Rational(1) / b.constant());
@@ -67,8 +69,9 @@ struct TermDomain {
   // Terms carry no side conditions: one that is not constant true cannot be kept.
   static void require(const Bool& c) {
     if (c.kind() != Constraint::Kind::True) {
-      throw DomainLimit{"has a condition on its input (a table index in range) that an exact term encoding cannot "
-                        "carry"};
+      throw DomainLimit{
+          "has a condition on its input (a table index in range) that an exact term encoding cannot "
+          "carry"};
     }
   }
   [[nodiscard]] static std::size_t mark() { return 0; }

@@ -68,7 +68,7 @@ struct ConcolicEvaluator::Impl {
   std::vector<std::vector<mpq_class>> weights;  // Dense: [rows * cols], row-major
   std::vector<std::vector<mpq_class>> bias;
   Evaluator<double> concrete;  // the values in double, one column: the same code as every other run
-  std::vector<Affine> sym;             // exact, for nodes with symbolic dependence
+  std::vector<Affine> sym;     // exact, for nodes with symbolic dependence
   std::vector<char> is_sym;
   std::vector<int> var_of;  // column -> model input index
 
@@ -128,8 +128,7 @@ struct ConcolicEvaluator::Impl {
     return t;
   }
   [[nodiscard]] Term term_of(int id, int r) const {
-    if (is_sym[static_cast<std::size_t>(id)] == 0)
-      return Term{Rational::from_double(concrete.node_values(id)(r, 0))};
+    if (is_sym[static_cast<std::size_t>(id)] == 0) return Term{Rational::from_double(concrete.node_values(id)(r, 0))};
     return term(sym[static_cast<std::size_t>(id)], r);
   }
   [[nodiscard]] bool row_has_vars(int id, int r) const {

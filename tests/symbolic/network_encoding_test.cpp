@@ -127,8 +127,8 @@ TEST(NetworkEncoding, ComparisonsWhereAndArgMaxMatchTheEvaluator) {
   const int at_most = b.binary(OpKind::LessEqual, b.select(x, {2, 1, 0}), h);
   const int chosen = b.where(above, h, b.select(x, {1, 2, 0}));
   const int best = b.argmax(b.concat({chosen, at_most}));
-  const int z = b.dense(b.concat({chosen, above, at_most, best}), random_matrix(2, 10, rng),
-                        random_matrix(2, 1, rng).col(0));
+  const int z =
+      b.dense(b.concat({chosen, above, at_most, best}), random_matrix(2, 10, rng), random_matrix(2, 1, rng).col(0));
   check_against_evaluator(b.finish(z, DecisionRule::argmax_of(z)), 41);
 }
 
