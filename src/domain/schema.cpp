@@ -372,6 +372,28 @@ int Schema::feature_index(std::string_view name) const {
   throw InputError(source_, "", fmt::format("unknown feature '{}' (known: {})", name, fmt::join(names, ", ")));
 }
 
+std::vector<bool> Schema::feature_mask(const std::vector<int>& features) const {
+  std::vector<bool> mask(static_cast<std::size_t>(size()), false);
+  for (const int f : features) mask.at(static_cast<std::size_t>(f)) = true;
+  return mask;
+}
+
+std::vector<bool> Schema::input_mask(const std::vector<int>& features) const {
+  std::vector<bool> mask(static_cast<std::size_t>(model_width()), false);
+  for (const int i : inputs_of(features)) mask[static_cast<std::size_t>(i)] = true;
+  return mask;
+}
+
+std::vector<int> Schema::inputs_of(const std::vector<int>& features) const {
+  std::vector<int> inputs;
+  for (const int f : features) {
+    const Feature& ft = feature(f);
+    for (int k = 0; k < ft.model_width; ++k) inputs.push_back(ft.model_offset + k);
+  }
+  std::sort(inputs.begin(), inputs.end());
+  return inputs;
+}
+
 std::vector<int> Schema::protected_indices(const std::vector<std::string>& names) const {
   std::vector<int> out;
   for (const std::string& n : names) {

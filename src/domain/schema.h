@@ -75,6 +75,12 @@ class Schema {
   [[nodiscard]] const std::vector<std::string>& protected_names() const { return protected_; }
   [[nodiscard]] std::vector<int> protected_indices() const { return protected_indices(protected_); }
   [[nodiscard]] std::vector<int> protected_indices(const std::vector<std::string>& names) const;
+  // Per feature: whether it is one of `features` (e.g. the protected ones).
+  [[nodiscard]] std::vector<bool> feature_mask(const std::vector<int>& features) const;
+  // Per model input: whether it encodes one of `features` (every one-hot column of a category).
+  [[nodiscard]] std::vector<bool> input_mask(const std::vector<int>& features) const;
+  // The model inputs that encode `features`, ascending.
+  [[nodiscard]] std::vector<int> inputs_of(const std::vector<int>& features) const;
 
   // Named alternative bounds. with_box returns a copy whose bounds for the box's features are
   // replaced; throws InputError listing the available boxes when `box` is unknown.

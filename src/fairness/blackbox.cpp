@@ -50,12 +50,11 @@ TestLedger::TestLedger(LabelOracle& oracle, const Schema& schema, const TestOpti
       options_(options),
       env_(env),
       result_(result),
-      is_protected_(static_cast<std::size_t>(schema.size()), false),
+      is_protected_(schema.feature_mask(options.protected_features)),
       combos_(protected_combinations(schema, options.protected_features)),
       rng_(env.seed()),
       seen_(1024, KeyHash{this}, KeyEqual{this}),
       last_progress_(std::chrono::steady_clock::now()) {
-  for (int f : options.protected_features) is_protected_[static_cast<std::size_t>(f)] = true;
   free_points_ = 1;
   for (int f = 0; f < schema.size(); ++f) {
     if (is_protected_[static_cast<std::size_t>(f)]) continue;

@@ -162,17 +162,14 @@ class Verifier {
         forward_(net_),
         exact_(net_, schema),
         combos_(protected_combinations(schema, o.protected_features)),
-        is_protected_(static_cast<std::size_t>(schema.size()), false) {
-    for (int f : o.protected_features) is_protected_[static_cast<std::size_t>(f)] = true;
+        is_protected_(schema.feature_mask(o.protected_features)) {
     for (int f = 0; f < schema.size(); ++f) {
       const Feature& feat = schema.feature(f);
       if (!is_protected_[static_cast<std::size_t>(f)] && feat.integral())
         domain_points_ *= static_cast<long double>(feat.max - feat.min + 1.0);
       if (!is_protected_[static_cast<std::size_t>(f)] && !feat.integral() && feat.max > feat.min) real_domain_ = true;
     }
-    for (int f : o.protected_features)
-      for (int k = 0; k < schema.feature(f).model_width; ++k)
-        protected_inputs_.push_back(schema.feature(f).model_offset + k);
+    for (const int i : schema.inputs_of(o.protected_features)) protected_inputs_.push_back(i);
     for (std::size_t c = 0; c < combos_.size(); ++c) {
       Eigen::VectorXd lo, hi;
       Region whole{Eigen::VectorXd::Zero(schema.size()), Eigen::VectorXd::Zero(schema.size()), {}, {}, 0, -1};

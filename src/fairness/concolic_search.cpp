@@ -115,16 +115,6 @@ Exploration explore(ConcolicEvaluator& ce, Solver& solver, const std::vector<Ter
   return out;
 }
 
-std::vector<bool> protected_inputs(const Schema& schema, const std::vector<int>& features) {
-  std::vector<bool> sym(static_cast<std::size_t>(schema.model_width()), false);
-  for (int f : features) {
-    const Feature& ft = schema.feature(f);
-    for (int k = 0; k < ft.model_width; ++k)
-      sym[static_cast<std::size_t>(ft.model_offset) + static_cast<std::size_t>(k)] = true;
-  }
-  return sym;
-}
-
 void check_options(const Model& model, const Schema& schema, const ConcolicSearchOptions& o) {
   if (schema.model_width() != model.input_width()) {
     throw InputError(schema.source(), "",
@@ -181,7 +171,7 @@ FairnessResult concolic_search(const Model& model, const Schema& schema, const C
     seeds = &random_seeds;
   }
   const std::vector<int> order = seed_order(*seeds, options, env.seed());
-  const std::vector<bool> sym = protected_inputs(schema, options.protected_features);
+  const std::vector<bool> sym = schema.input_mask(options.protected_features);
   ConcolicEvaluator ce(model);
   bool expired = false;
   std::int64_t skipped = 0;
@@ -285,7 +275,7 @@ FairnessResult dual_search(const Model& model, const Schema& schema, const Conco
   // (p, n) and p' as solver terms, p != p' as a disjunction over the protected features.
   auto solver = make_solver("lp+z3");
   const std::vector<bool> all(static_cast<std::size_t>(schema.model_width()), true);
-  const std::vector<bool> prot = protected_inputs(schema, options.protected_features);
+  const std::vector<bool> prot = schema.input_mask(options.protected_features);
   const DomainEncoding enc = encode_domain(*solver, schema, all, x0);
   const DomainEncoding enc_prime = encode_domain(*solver, schema, prot, x0_prime);
   std::vector<Term> terms = enc.model_inputs;

@@ -126,10 +126,8 @@ DualModel make_dual_model(const Model& m, const Schema& s, const std::vector<int
     if (!seen.insert(f).second) {
       throw InputError(s.source(), "feature '" + s.feature(f).name + "'", "listed twice as protected");
     }
-    const Feature& feat = s.feature(f);
-    for (int k = 0; k < feat.model_width; ++k) d.protected_inputs.push_back(feat.model_offset + k);
   }
-  std::sort(d.protected_inputs.begin(), d.protected_inputs.end());
+  d.protected_inputs = s.inputs_of(protected_features);
 
   // Inputs (x, p'); x' = x with p replaced by p'.
   std::vector<std::string> names = s.model_input_names();

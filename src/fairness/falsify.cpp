@@ -278,8 +278,7 @@ std::vector<WitnessPair> falsify(const Model& model, const Schema& schema, const
            (options.cancel != nullptr && options.cancel->load());
   };
   Sampler sampler(schema, env.seed());
-  std::vector<bool> is_protected(static_cast<std::size_t>(schema.size()), false);
-  for (int f : options.protected_features) is_protected[static_cast<std::size_t>(f)] = true;
+  const std::vector<bool> is_protected = schema.feature_mask(options.protected_features);
   std::vector<int> movable;
   for (int f = 0; f < schema.size(); ++f)
     if (!is_protected[static_cast<std::size_t>(f)] && schema.feature(f).integral() &&

@@ -42,12 +42,7 @@ struct DualEncoding {
 DualEncoding encode_dual(Solver& solver, const Model& model, const Schema& schema, const std::vector<int>& prot) {
   const auto width = static_cast<std::size_t>(schema.model_width());
   const Eigen::VectorXd zeros = Eigen::VectorXd::Zero(schema.model_width());  // every entry is replaced
-  std::vector<bool> is_prot(width, false);
-  for (int f : prot) {
-    const Feature& ft = schema.feature(f);
-    for (int k = 0; k < ft.model_width; ++k)
-      is_prot[static_cast<std::size_t>(ft.model_offset) + static_cast<std::size_t>(k)] = true;
-  }
+  const std::vector<bool> is_prot = schema.input_mask(prot);
   DualEncoding d;
   d.enc = encode_domain(solver, schema, std::vector<bool>(width, true), zeros);
   d.enc_prime = encode_domain(solver, schema, is_prot, zeros);
@@ -157,10 +152,9 @@ CheckResult check_region(const Model& model, const Schema& schema, const std::ve
   }
   auto solver = make_solver("z3");
   const DualEncoding d = encode_dual(*solver, model, schema, protected_features);
-  std::vector<bool> is_prot(static_cast<std::size_t>(schema.size()), false);
+  const std::vector<bool> is_prot = schema.feature_mask(protected_features);
   for (Eigen::Index k = 0; k < n_prot; ++k) {
     const auto f = static_cast<std::size_t>(protected_features[static_cast<std::size_t>(k)]);
-    is_prot[f] = true;
     if (!std::isfinite(p_raw[k]) || !std::isfinite(p_prime_raw[k])) {
       throw InternalError("check_region: a protected value is not finite");
     }

@@ -35,8 +35,7 @@ std::optional<WitnessPair> replay_witness(const Model& model, const Schema& sche
   w.raw = schema.from_model(x);
   w.raw_prime = schema.from_model(x_prime);
   if (!schema.contains(w.raw) || !schema.contains(w.raw_prime)) return std::nullopt;
-  std::vector<bool> is_protected(static_cast<std::size_t>(schema.size()), false);
-  for (int f : protected_features) is_protected[static_cast<std::size_t>(f)] = true;
+  const std::vector<bool> is_protected = schema.feature_mask(protected_features);
   bool protected_differs = false;
   for (int f = 0; f < schema.size(); ++f) {
     const bool same = w.raw[f] == w.raw_prime[f];

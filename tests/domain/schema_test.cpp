@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "test_util.h"
@@ -291,6 +292,32 @@ INSTANTIATE_TEST_SUITE_P(
                   "protected = [\"a\"]\n[[features]]\nname = \"a\"\nkind = \"real\"\nmin = 0\nmax = 1\n",
                   {"line 1", "is real"}}),
     [](const ::testing::TestParamInfo<BadSchema>& p) { return std::string(p.param.name); });
+
+// The protected masks every engine uses: per feature, and per model input (a one-hot category
+// owns all its columns).
+TEST(Schema, ProtectedMasksCoverEveryColumnOfAFeature) {
+  const Schema s = load_schema(kMixed);
+  const std::vector<int> prot = s.protected_indices();  // sex, group
+  const std::vector<bool> features = s.feature_mask(prot);
+  ASSERT_EQ(features.size(), static_cast<std::size_t>(s.size()));
+  for (int f = 0; f < s.size(); ++f) {
+    const bool want = s.feature(f).name == "sex" || s.feature(f).name == "group";
+    EXPECT_EQ(features[static_cast<std::size_t>(f)], want) << s.feature(f).name;
+  }
+  const std::vector<int> inputs = s.inputs_of({s.feature_index("group"), s.feature_index("sex")});
+  const Feature& group = s.feature(s.feature_index("group"));
+  const Feature& sex = s.feature(s.feature_index("sex"));
+  std::vector<int> want = {sex.model_offset};
+  for (int k = 0; k < group.model_width; ++k) want.push_back(group.model_offset + k);
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(inputs, want);  // ascending, whatever the order of the features
+  EXPECT_EQ(group.model_width, 3);
+  const std::vector<bool> mask = s.input_mask(prot);
+  ASSERT_EQ(mask.size(), static_cast<std::size_t>(s.model_width()));
+  for (int i = 0; i < s.model_width(); ++i) {
+    EXPECT_EQ(mask[static_cast<std::size_t>(i)], std::find(want.begin(), want.end(), i) != want.end()) << i;
+  }
+}
 
 }  // namespace
 }  // namespace witness
