@@ -22,21 +22,14 @@ struct TestArgs {
   std::string schema;
   std::string box;
   std::string protected_list;
-  std::string method = "symbgen";
-  long long budget = 1000;  // when not given: 1000, or no limit with a time limit
   std::string seeds;
   std::string out;
   bool json = false;
-  int clusters = 4;
-  double t1 = 0.3;
-  double t2 = 0.2;
-  int samples = 5000;
-  int depth = 8;
   double batch_timeout = 60;
   long long batch_rows = 8192;
   bool category_names = false;
   int classes = 0;
-  bool budget_given = false;
+  std::map<std::string, std::string> method_options;  // test_options() flags as given, keyed by name
   std::map<std::string, std::string> env_options;
 };
 
@@ -63,16 +56,12 @@ void run_test_command(const TestArgs& args, int& status) {
   if (names.empty()) throw InputError(args.schema, "", "no protected attribute: give --protected or set `protected`");
 
   TestOptions o;
-  o.method = parse_test_method(args.method);
+  for (const auto& [name, value] : args.method_options) {
+    if (!value.empty()) set_setting(test_options(), o, name, value);
+  }
   o.protected_features = schema.protected_indices(names);
   const bool timed = env.options.get_real("time-limit") > 0;
-  o.budget = args.budget_given ? args.budget : (timed ? 0 : 1000);
-  o.clusters = args.clusters;
-  o.t1 = args.t1;
-  o.t2 = args.t2;
-  o.explanation_samples = args.samples;
-  o.tree_depth = args.depth;
-  if (args.clusters < 1) throw InputError(fmt::format("--clusters: expected at least 1, got {}", args.clusters));
+  if (timed && args.method_options.at("budget").empty()) o.budget = 0;  // no budget given: until the time limit
   Dataset data;
   if (!args.seeds.empty()) {
     data = load_csv(args.seeds, schema);
@@ -109,8 +98,8 @@ void run_test_command(const TestArgs& args, int& status) {
   ProgressLine progress;
   o.on_progress = [&](const TestProgress& p) {
     const std::string of = p.budget > 0 ? fmt::format("/{}", p.budget) : "";
-    progress.show(fmt::format("{}: {}{} tests, {} discriminatory ({:.1f}%), {:.1f} s", args.method, p.generated, of,
-                              p.discriminatory, 100 * rate(p.discriminatory, p.generated), p.seconds));
+    progress.show(fmt::format("{}: {}{} tests, {} discriminatory ({:.1f}%), {:.1f} s", to_string(o.method), p.generated,
+                              of, p.discriminatory, 100 * rate(p.discriminatory, p.generated), p.seconds));
   };
   const TestResult r = run_test(*oracle, schema, o, env);
   progress.clear();
@@ -187,18 +176,12 @@ void add_test_command(CLI::App& app, int& status) {
   cmd->add_option("--schema", args->schema, "input schema (TOML)")->required();
   cmd->add_option("--box", args->box, "use a named alternative box of the schema (e.g. fairify)");
   cmd->add_option("--protected", args->protected_list, "protected attributes, comma-separated (default: the schema's)");
-  cmd->add_option("--method", args->method, kTestMethods.list() + " [default symbgen]");
-  cmd->add_option("--budget", args->budget,
-                  "unique tests to generate; 0 = until --time-limit [default 1000, or 0 with --time-limit]")
-      ->each([args](const std::string&) { args->budget_given = true; });
   cmd->add_option("--seeds", args->seeds, "dataset CSV: seed inputs and the distribution of perturbations");
   cmd->add_option("--out", args->out, "write the discriminatory pairs as CSV (raw, named values)");
   cmd->add_flag("--json", args->json, "print one JSON document on stdout");
-  cmd->add_option("--clusters", args->clusters, "symbgen/adf: k-means clusters of the seeds [default 4]");
-  cmd->add_option("--t1", args->t1, "symbgen: directed search toggles predicates of confidence below this [0.3]");
-  cmd->add_option("--t2", args->t2, "symbgen: undirected search toggles predicates of confidence above this [0.2]");
-  cmd->add_option("--samples", args->samples, "symbgen: perturbations per local explanation [default 5000, as LIME]");
-  cmd->add_option("--depth", args->depth, "symbgen: depth of the local decision tree [default 8]");
+  std::vector<OptionSpec> specs;
+  for (const TestOption& t : test_options()) specs.push_back(t.spec);
+  add_option_flags(*cmd, specs, args->method_options);
   cmd->add_option("--batch-timeout", args->batch_timeout, "--cmd: seconds the program may take per batch [60]");
   cmd->add_option("--batch-rows", args->batch_rows, "--cmd: rows per batch [default 8192]");
   cmd->add_flag("--category-names", args->category_names, "--cmd: write category labels instead of codes");

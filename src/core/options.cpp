@@ -59,6 +59,8 @@ void check_option_value(const OptionSpec& s, const std::string& value) {
   }
 }
 
+std::string number_text(double v) { return fmt::format("{}", v); }
+
 std::string option_help(const OptionSpec& s) {
   std::string help = s.help;
   if (!s.allowed.empty()) help += fmt::format(" (one of: {})", fmt::join(s.allowed, ", "));

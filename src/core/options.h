@@ -7,10 +7,16 @@
 //   for (const witness::OptionSpec& s : witness::option_table()) { /* make a --flag */ }
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
+
+#include "core/choice.h"
+#include "core/error.h"
 
 namespace witness {
 
@@ -30,9 +36,71 @@ struct OptionSpec {
 void check_option_value(const OptionSpec& spec, const std::string& value);
 // The help text with what is allowed and the default appended, as the CLI shows it.
 std::string option_help(const OptionSpec& spec);
+// A real as the shortest text that reads back as the same double ("1", "0.3").
+std::string number_text(double v);
 
 // The options shared by all subcommands.
 const std::vector<OptionSpec>& option_table();
+
+// One field of a settings struct S as an option: its spec, how to store a checked text in S, and
+// how to read the field back as text (for range checks of settings filled in by code, and reports).
+// Tables of these declare a layer's options once (fairness/engine.h, fairness/blackbox.h); the CLI
+// generates its flags from the specs.
+template <typename S>
+struct SettingOption {
+  OptionSpec spec;
+  std::function<void(S&, const std::string&)> store;
+  std::function<std::string(const S&)> text;
+};
+
+// Checks `value` against the named option's spec and stores it: InputError for a bad value or an
+// unknown name. Choice options report through their Choices ("--split: unknown rule 'x' ...").
+template <typename S>
+void set_setting(const std::vector<SettingOption<S>>& table, S& settings, const std::string& name,
+                 const std::string& value) {
+  for (const SettingOption<S>& o : table) {
+    if (o.spec.name != name) continue;
+    if (o.spec.allowed.empty()) check_option_value(o.spec, value);
+    o.store(settings, value);
+    return;
+  }
+  throw InputError("unknown option '" + name + "'");
+}
+
+// InputError for the first field outside its declared range.
+template <typename S>
+void check_settings(const std::vector<SettingOption<S>>& table, const S& settings) {
+  for (const SettingOption<S>& o : table) check_option_value(o.spec, o.text(settings));
+}
+
+// Builders of table rows, one per kind of field.
+template <typename S, typename I>
+SettingOption<S> count_setting(const char* name, double min, I S::*field, const std::string& help) {
+  const double max = std::min(1.0e15, static_cast<double>(std::numeric_limits<I>::max()));
+  return {{name, OptionSpec::Type::Int, std::to_string(S{}.*field), min, max, help, {}},
+          [field](S& s, const std::string& v) { s.*field = static_cast<I>(std::stod(v)); },
+          [field](const S& s) { return std::to_string(s.*field); }};
+}
+template <typename S>
+SettingOption<S> real_setting(const char* name, double min, double max, double S::*field, const std::string& help) {
+  auto text = [field](const S& s) { return number_text(s.*field); };
+  return {{name, OptionSpec::Type::Real, text(S{}), min, max, help, {}},
+          [field](S& s, const std::string& v) { s.*field = std::stod(v); },
+          text};
+}
+template <typename S>
+SettingOption<S> flag_setting(const char* name, bool S::*field, const std::string& help) {
+  return {{name, OptionSpec::Type::Bool, "false", 0, 0, help, {}},
+          [field](S& s, const std::string& v) { s.*field = v == "true"; },
+          [field](const S& s) { return std::string(s.*field ? "true" : "false"); }};
+}
+template <typename S, typename E, std::size_t N>
+SettingOption<S> choice_setting(const char* name, const Choices<E, N>& choices, E S::*field, const std::string& help) {
+  return {
+      {name, OptionSpec::Type::String, choices.name(S{}.*field), 0, 0, help, choices.names()},
+      [field, &choices, name](S& s, const std::string& v) { s.*field = choices.parse(v, std::string("--") + name); },
+      [field, &choices](const S& s) { return std::string(choices.name(s.*field)); }};
+}
 
 class Options {
  public:

@@ -269,6 +269,21 @@ std::vector<std::string> phase_names(TestMethod m) {
 
 }  // namespace
 
+const std::vector<TestOption>& test_options() {
+  using S = TestOptions;
+  static const std::vector<TestOption> options = {
+      choice_setting("method", kTestMethods, &S::method, "how tests are generated"),
+      count_setting("budget", 0, &S::budget,
+                    "unique tests to generate; 0 = until --time-limit (the default with --time-limit)"),
+      count_setting("clusters", 1, &S::clusters, "symbgen, adf: k-means clusters of the seeds"),
+      real_setting("t1", 0, 1, &S::t1, "symbgen: directed search toggles predicates of confidence below this"),
+      real_setting("t2", 0, 1, &S::t2, "symbgen: undirected search toggles predicates of confidence above this"),
+      count_setting("samples", 10, &S::explanation_samples, "symbgen: perturbations per local explanation (LIME's)"),
+      count_setting("depth", 1, &S::tree_depth, "symbgen: depth of the local decision tree"),
+  };
+  return options;
+}
+
 TestResult run_test(LabelOracle& oracle, const Schema& schema, const TestOptions& options, Env& env) {
   if (options.protected_features.empty()) throw InputError(schema.source(), "", "no protected feature to test");
   if (options.budget < 0) throw InputError(fmt::format("--budget: expected a count >= 0, got {}", options.budget));
@@ -279,10 +294,7 @@ TestResult run_test(LabelOracle& oracle, const Schema& schema, const TestOptions
         schema.source(), "",
         fmt::format("seed rows have {} values, the schema {} features", options.seeds->rows(), schema.size()));
   }
-  if (options.t1 < 0 || options.t1 > 1 || options.t2 < 0 || options.t2 > 1)
-    throw InputError("--t1/--t2: confidence thresholds must lie in [0, 1]");
-  if (options.explanation_samples < 10 || options.tree_depth < 1)
-    throw InputError("--samples must be at least 10 and --depth at least 1");
+  check_settings(test_options(), options);
   TestResult result;
   result.method = options.method;
   for (const std::string& name : phase_names(options.method)) result.phases.push_back(TestPhase{name, 0, 0});

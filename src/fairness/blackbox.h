@@ -22,6 +22,7 @@
 
 #include "core/choice.h"
 #include "core/env.h"
+#include "core/options.h"
 #include "domain/schema.h"
 #include "fairness/oracle.h"
 
@@ -64,6 +65,10 @@ struct TestOptions {
   std::function<void(const DiscriminatoryPair&)> on_pair;  // every replayed discriminatory pair
   std::function<void(const TestProgress&)> on_progress;    // about 5 times a second
 };
+
+// The options of TestOptions that a user sets, declared once (the CLI's test flags come from here).
+using TestOption = SettingOption<TestOptions>;
+const std::vector<TestOption>& test_options();
 
 struct TestPhase {
   std::string name;  // symbgen: seed, directed, undirected; aequitas/adf: global, local; else random

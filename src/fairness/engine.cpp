@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <limits>
 
 #include "bounds/relu_network.h"
 #include "core/error.h"
@@ -41,96 +40,38 @@ const EngineInfo& fairness_engine(const std::string& name) {
   throw InputError(fmt::format("--engine: unknown engine '{}' (known: {})", name, fmt::join(names, ", ")));
 }
 
-namespace {
-
-std::string number_text(double v) { return fmt::format("{:.17g}", v); }
-long long integer_of(const std::string& text) { return static_cast<long long>(std::stod(text)); }
-
-template <typename E, std::size_t N>
-EngineOption choice_option(const char* name, const Choices<E, N>& choices, E fallback, const std::string& help,
-                           E EngineSettings::*field) {
-  return {{name, OptionSpec::Type::String, choices.name(fallback), 0, 0, help, choices.names()},
-          [field, &choices, name](EngineSettings& s, const std::string& v) {
-            s.*field = choices.parse(v, std::string("--") + name);
-          },
-          [field, &choices](const EngineSettings& s) { return std::string(choices.name(s.*field)); }};
-}
-
-template <typename I>
-EngineOption count_option(const char* name, double min, I fallback, const std::string& help, I EngineSettings::*field) {
-  const double max = std::min(1.0e15, static_cast<double>(std::numeric_limits<I>::max()));
-  return {{name, OptionSpec::Type::Int, std::to_string(fallback), min, max, help, {}},
-          [field](EngineSettings& s, const std::string& v) { s.*field = static_cast<I>(integer_of(v)); },
-          [field](const EngineSettings& s) { return std::to_string(s.*field); }};
-}
-
-EngineOption flag_option(const char* name, const std::string& help, bool EngineSettings::*field) {
-  return {{name, OptionSpec::Type::Bool, "false", 0, 0, help, {}},
-          [field](EngineSettings& s, const std::string& v) { s.*field = v == "true"; },
-          [field](const EngineSettings& s) { return std::string(s.*field ? "true" : "false"); }};
-}
-
-}  // namespace
-
 const std::vector<EngineOption>& engine_options() {
-  static const std::vector<EngineOption> options = [] {
-    const EngineSettings d;
-    std::vector<EngineOption> o;
-    o.push_back(count_option("max-witnesses", 1, d.max_witnesses,
-                             "all engines: keep searching until this many witnesses", &EngineSettings::max_witnesses));
-    o.push_back(flag_option("quantify",
-                            "complete, auto: go on after a witness and measure the certified/falsified/undecided "
-                            "shares of the domain",
-                            &EngineSettings::quantify));
-    o.push_back(flag_option("check",
-                            "complete, auto: re-prove every region closed by bounds with Z3 (slow; for testing)",
-                            &EngineSettings::check));
-    o.push_back(choice_option("split", kSplitRules, d.split,
-                              "complete, auto: split rule: gap narrows the unstable neurons that loosen the bounds, "
-                              "score takes the largest coefficient x width, widest the widest feature; auto is gap "
-                              "with --quantify, score otherwise",
-                              &EngineSettings::split));
-    o.push_back(count_option("max-regions", 0, d.max_regions,
-                             "complete, auto with --quantify: regions kept for the report, largest falsified share "
-                             "first",
-                             &EngineSettings::max_regions));
-    o.push_back(choice_option("frontier", kFrontierOrders, d.order, "dual, concolic: which branch to negate next",
-                              &EngineSettings::order));
-    o.push_back(count_option("max-seeds", 0, d.max_seeds,
-                             "concolic: at most this many seeds (0 = all; random seeds: 1000)",
-                             &EngineSettings::max_seeds));
-    o.push_back(choice_option("seed-order", kSeedOrders, d.seed_order,
-                              "concolic: seed order (kmeans: round-robin over clusters)", &EngineSettings::seed_order));
-    o.push_back(count_option("kmeans-k", 1, d.kmeans_k, "concolic: clusters for --seed-order kmeans",
-                             &EngineSettings::kmeans_k));
-    o.push_back({{"query-time-limit",
-                  OptionSpec::Type::Real,
-                  number_text(d.query_time_limit),
-                  0,
-                  1.0e9,
-                  "dual, concolic: seconds per solver call in the first round; calls that hit it are retried "
-                  "after the rest with 4x the limit (0 = no own limit)",
-                  {}},
-                 [](EngineSettings& s, const std::string& v) { s.query_time_limit = std::stod(v); },
-                 [](const EngineSettings& s) { return number_text(s.query_time_limit); }});
-    return o;
-  }();
+  using S = EngineSettings;
+  static const std::vector<EngineOption> options = {
+      count_setting("max-witnesses", 1, &S::max_witnesses, "all engines: keep searching until this many witnesses"),
+      flag_setting("quantify", &S::quantify,
+                   "complete, auto: go on after a witness and measure the certified/falsified/undecided shares of "
+                   "the domain"),
+      flag_setting("check", &S::check,
+                   "complete, auto: re-prove every region closed by bounds with Z3 (slow; for testing)"),
+      choice_setting("split", kSplitRules, &S::split,
+                     "complete, auto: split rule: gap narrows the unstable neurons that loosen the bounds, score takes "
+                     "the largest coefficient x width, widest the widest feature; auto is gap with --quantify, score "
+                     "otherwise"),
+      count_setting("max-regions", 0, &S::max_regions,
+                    "complete, auto with --quantify: regions kept for the report, largest falsified share first"),
+      choice_setting("frontier", kFrontierOrders, &S::order, "dual, concolic: which branch to negate next"),
+      count_setting("max-seeds", 0, &S::max_seeds, "concolic: at most this many seeds (0 = all; random seeds: 1000)"),
+      choice_setting("seed-order", kSeedOrders, &S::seed_order,
+                     "concolic: seed order (kmeans: round-robin over clusters)"),
+      count_setting("kmeans-k", 1, &S::kmeans_k, "concolic: clusters for --seed-order kmeans"),
+      real_setting("query-time-limit", 0, 1.0e9, &S::query_time_limit,
+                   "dual, concolic: seconds per solver call in the first round; calls that hit it are retried after "
+                   "the rest with 4x the limit (0 = no own limit)"),
+  };
   return options;
 }
 
 void set_engine_option(EngineSettings& settings, const std::string& name, const std::string& value) {
-  for (const EngineOption& o : engine_options()) {
-    if (o.spec.name != name) continue;
-    if (o.spec.allowed.empty()) check_option_value(o.spec, value);  // choices: the store names the noun
-    o.store(settings, value);
-    return;
-  }
-  throw InputError(fmt::format("unknown engine option '{}'", name));
+  set_setting(engine_options(), settings, name, value);
 }
 
-void check_engine_settings(const EngineSettings& settings) {
-  for (const EngineOption& o : engine_options()) check_option_value(o.spec, o.text(settings));
-}
+void check_engine_settings(const EngineSettings& settings) { check_settings(engine_options(), settings); }
 
 bool engine_uses_z3(const std::string& name, const Model& model) {
   if (name == "smt" || name == "dual" || name == "concolic") return true;

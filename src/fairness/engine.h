@@ -66,16 +66,10 @@ struct EngineSettings {
   std::function<void(const CompleteProgress&)> progress;  // complete, auto: shares as they grow
 };
 
-// One engine setting, declared once: its flag (name, type, default, range or allowed values,
-// help, which engines read it), how to store a text value in EngineSettings, and how to read it
-// back as text (for checks and reports). The CLI generates its flags from this table; the Python
+// The engine settings as options, declared once (name, type, default, range or allowed values,
+// help saying which engines read them). The CLI generates its flags from this table; the Python
 // module and the web server set options by the same names.
-struct EngineOption {
-  OptionSpec spec;
-  std::function<void(EngineSettings&, const std::string&)> store;  // the text is already checked
-  std::function<std::string(const EngineSettings&)> text;
-};
-
+using EngineOption = SettingOption<EngineSettings>;
 const std::vector<EngineOption>& engine_options();
 // Checks and stores one option: InputError ("--split: unknown rule 'x' (known: ...)",
 // "--max-witnesses: 0 is outside [1, ...]") for a bad value or an unknown name.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "fairness/blackbox.h"
 #include "tiny_networks.h"
 
 namespace witness {
@@ -62,42 +63,58 @@ TEST(Engine, UnknownNamesAndBadSettingsAreInputErrors) {
   EXPECT_THROW((void)run_fairness_engine("nope", problem, EngineSettings{}, env), InputError);
 }
 
-// Every option of the table: its default text is what EngineSettings{} holds, a value stored
-// reads back, and out-of-range or unknown values are InputErrors naming the flag.
-TEST(Engine, OptionsAreDeclaredOnceAndRoundTrip) {
-  const EngineSettings defaults;
+// Every option of a table: its default text is what S{} holds, a value stored reads back, and
+// out-of-range or unknown values are InputErrors naming the flag.
+template <typename S>
+void expect_table_round_trips(const std::vector<SettingOption<S>>& table) {
+  const S defaults{};
   std::vector<std::string> names;
-  for (const EngineOption& o : engine_options()) {
+  for (const SettingOption<S>& o : table) {
     SCOPED_TRACE(o.spec.name);
     names.push_back(o.spec.name);
     EXPECT_EQ(o.text(defaults), o.spec.fallback);
     EXPECT_FALSE(o.spec.help.empty());
-    EngineSettings s;
+    S s{};
     std::string value;
     switch (o.spec.type) {
       case OptionSpec::Type::Bool: value = "true"; break;
       case OptionSpec::Type::Int: value = std::to_string(static_cast<long long>(o.spec.min) + 3); break;
-      case OptionSpec::Type::Real: value = "2.5"; break;
+      case OptionSpec::Type::Real: value = "0.25"; break;
       case OptionSpec::Type::String: value = o.spec.allowed.back(); break;
     }
-    set_engine_option(s, o.spec.name, value);
+    set_setting(table, s, o.spec.name, value);
     EXPECT_EQ(o.text(s), value);
+    EXPECT_NO_THROW(check_settings(table, s));
     const std::string bad = o.spec.type == OptionSpec::Type::String ? "bogus"
                             : o.spec.type == OptionSpec::Type::Bool ? "maybe"
                                                                     : "-1.5";
     try {
-      set_engine_option(s, o.spec.name, bad);
+      set_setting(table, s, o.spec.name, bad);
       ADD_FAILURE() << "no InputError for " << bad;
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find("--" + o.spec.name), std::string::npos) << e.what();
     }
   }
   EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size());  // no name twice
+  S s{};
+  EXPECT_THROW(set_setting(table, s, "no-such-option", "1"), InputError);
+  EXPECT_NO_THROW(check_settings(table, S{}));
+}
+
+TEST(Engine, OptionsAreDeclaredOnceAndRoundTrip) {
+  expect_table_round_trips(engine_options());
   EngineSettings s;
-  EXPECT_THROW(set_engine_option(s, "no-such-option", "1"), InputError);
+  set_engine_option(s, "split", "gap");
+  EXPECT_EQ(s.split, SplitRule::Gap);
   s.kmeans_k = 0;  // filled in by code: the same range check
   EXPECT_THROW(check_engine_settings(s), InputError);
-  EXPECT_NO_THROW(check_engine_settings(EngineSettings{}));
+}
+
+TEST(Engine, TestOptionsAreDeclaredOnceAndRoundTrip) {
+  expect_table_round_trips(test_options());
+  TestOptions o;
+  o.explanation_samples = 5;  // below LIME's useful minimum: refused by the same declaration
+  EXPECT_THROW(check_settings(test_options(), o), InputError);
 }
 
 }  // namespace
