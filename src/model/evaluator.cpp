@@ -192,14 +192,18 @@ void Evaluator<T>::compute(const Eigen::MatrixXd& x) {
         const Matrix& table = dense_weights_[i];
         out.resize(nd.width, cols);
         for (Eigen::Index c = 0; c < cols; ++c) {
-          const T v = in(0)(0, c);
-          const auto row = static_cast<long long>(std::llround(static_cast<double>(v)));
-          if (!std::isfinite(static_cast<double>(v)) || row < 0 || row >= table.rows()) {
+          // As ONNX: Cast to int64 truncates toward zero, and Gather counts negative indices from the end.
+          const auto v = static_cast<double>(in(0)(0, c));
+          const auto rows = static_cast<double>(table.rows());
+          if (!(v > -rows - 1.0 && v < rows)) {  // NaN too
             throw InputError(model_.source, "node '" + nd.name + "'",
-                             fmt::format("lookup index {} is outside the table's rows [0, {})", static_cast<double>(v),
-                                         table.rows()));
+                             fmt::format("lookup index {} is outside the table's rows (truncated, it must lie in "
+                                         "[-{}, {}): negative indices count from the end)",
+                                         v, table.rows(), table.rows() - 1));
           }
-          out.col(c) = table.row(static_cast<Eigen::Index>(row)).transpose();
+          auto row = static_cast<Eigen::Index>(std::trunc(v));
+          if (row < 0) row += table.rows();
+          out.col(c) = table.row(row).transpose();
         }
         break;
       }

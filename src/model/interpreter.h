@@ -251,21 +251,38 @@ class ModelInterpreter {
     throw InternalError("query: node '" + n.name + "' cannot be interpreted");
   }
 
-  // Row round(v), rounding half away from zero as std::llround; outside the table is undefined.
-  // A balanced search over the rows keeps the term shallow (a chain of 1024 ites is slow in Z3).
+  // As ONNX's Gather of Cast(v) to int64: row trunc(v) (toward zero), a negative row counting from
+  // the end; valid for trunc(v) in [-rows, rows - 1], i.e. -rows - 1 < v < rows, else undefined.
+  // The values of v, ascending, fall into pieces: (-k-1, -k] reads row rows - k (k = rows..1),
+  // (-1, 1) row 0, [k, k + 1) row k. A balanced search over the pieces keeps the term shallow (a
+  // chain of 1024 ites is slow in Z3).
+  struct LookupPiece {
+    Eigen::Index row;
+    long upper;  // the piece ends at v <= upper (negative side) or v < upper
+    bool upper_included;
+  };
   Vec lookup(const Node& n, const Num& v) {
     const Eigen::Index rows = n.weights.rows();
-    d_.require(d_.and_(d_.not_(d_.is_nan(v)), d_.lt(d_.literal("-0.5"), v)));
-    d_.require(d_.lt(v, d_.literal(std::to_string(rows - 1) + ".5")));
+    d_.require(d_.and_(d_.not_(d_.is_nan(v)), d_.lt(d_.integer(-static_cast<long>(rows) - 1), v)));
+    d_.require(d_.lt(v, d_.integer(static_cast<long>(rows))));
+    std::vector<LookupPiece> pieces;
+    for (Eigen::Index k = rows; k >= 1; --k) pieces.push_back({rows - k, -static_cast<long>(k), true});
+    pieces.push_back({0, 1, false});
+    for (Eigen::Index k = 1; k < rows; ++k) pieces.push_back({k, static_cast<long>(k) + 1, false});
     Vec out;
-    for (Eigen::Index c = 0; c < n.weights.cols(); ++c) out.push_back(rows_between(n, c, v, 0, rows));
+    for (Eigen::Index c = 0; c < n.weights.cols(); ++c) {
+      out.push_back(pieces_between(n, c, v, pieces, 0, pieces.size()));
+    }
     return out;
   }
-  Num rows_between(const Node& n, Eigen::Index c, const Num& v, Eigen::Index lo, Eigen::Index hi) {
-    if (hi - lo == 1) return d_.weight(n.weights(lo, c));
-    const Eigen::Index mid = lo + (hi - lo) / 2;  // rows below mid iff v < mid - 0.5
-    return d_.ite(d_.lt(v, d_.literal(std::to_string(mid - 1) + ".5")), rows_between(n, c, v, lo, mid),
-                  rows_between(n, c, v, mid, hi));
+  Num pieces_between(const Node& n, Eigen::Index c, const Num& v, const std::vector<LookupPiece>& pieces,
+                     std::size_t lo, std::size_t hi) {
+    if (hi - lo == 1) return d_.weight(n.weights(pieces[lo].row, c));
+    const std::size_t mid = lo + (hi - lo) / 2;
+    const LookupPiece& left_end = pieces[mid - 1];
+    const Num bound = d_.integer(left_end.upper);
+    return d_.ite(left_end.upper_included ? d_.le(v, bound) : d_.lt(v, bound), pieces_between(n, c, v, pieces, lo, mid),
+                  pieces_between(n, c, v, pieces, mid, hi));
   }
 
   // First maximum, as Eigen's maxCoeff: a later entry wins only when strictly larger.

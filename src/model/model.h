@@ -44,7 +44,7 @@ enum class OpKind : std::uint8_t {
   Equal,
   Where,   // inputs (cond, a, b): cond != 0 ? a : b, elementwise
   Select,  // out[i] = in[indices[i]]  (Gather with constant indices, Slice)
-  Lookup,  // inputs (index): out = table row round(index), as ONNX Gather on a constant table
+  Lookup,  // inputs (index): out = table row trunc(index), negative from the end, as ONNX Gather(Cast)
   Concat,
   ArgMax,  // index of the largest entry, ties to the lowest index
   TreeEnsemble,

@@ -212,7 +212,8 @@ void Loader::op_cast(const Ctx& c) {
   if (!integer_type(static_cast<int>(to)))
     unsupported(c.where, fmt::format("Cast to element type {} is not supported", to));
   if (!v.integer) {
-    // The IR cannot truncate. A float cast to an index that only Gather reads is fine: Lookup rounds.
+    // The IR cannot truncate. A float cast to an index that only Gather reads is fine: Lookup
+    // truncates its index toward zero, as the Cast does.
     bool only_gather = c.node.output_size() > 0 && graph_outputs_.count(c.node.output(0)) == 0;
     if (only_gather) {
       for (const auto& [n, slot] : consumers_[c.node.output(0)]) {

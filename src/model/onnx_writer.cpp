@@ -277,8 +277,7 @@ void Writer::node(int id) {
       break;
     }
     case OpKind::Lookup: {
-      // [N, 1] index -> [N] -> int64 -> rows of the table. Cast truncates where the IR rounds;
-      // load_onnx reads the Cast as Lookup's rounding again.
+      // [N, 1] index -> [N] -> int64 -> rows of the table: the Cast truncates, as Lookup does.
       const std::string axes = init_ints(out + "_axes", {1}, {1});
       add("Squeeze", {in(0), axes}, out + "_sq");
       attr(add("Cast", {out + "_sq"}, out + "_i"), "to", static_cast<std::int64_t>(Proto::INT64));
