@@ -14,7 +14,7 @@ namespace witness {
 namespace {
 
 struct Token {
-  enum class Kind : std::uint8_t { Number, Name, Punct, End };
+  enum class Kind : std::uint8_t { Number, Name, QuotedName, Punct, End };
   Kind kind = Kind::End;
   std::string text;
   int column = 1;
@@ -62,6 +62,14 @@ std::vector<Token> tokenize(std::string_view s) {
       i = j;
       continue;
     }
+    if (c == '`') {  // `hours-per-week`: a name that is not an identifier (never a keyword)
+      const std::size_t end = s.find('`', i + 1);
+      if (end == std::string_view::npos) throw ExprError(column, "unterminated quoted name: close it with '`'");
+      if (end == i + 1) throw ExprError(column, "empty quoted name ``");
+      out.push_back({Token::Kind::QuotedName, std::string(s.substr(i + 1, end - i - 1)), column});
+      i = end + 1;
+      continue;
+    }
     static constexpr std::string_view two[] = {"<=", ">=", "==", "!=", "&&", "||"};
     bool matched = false;
     for (std::string_view op : two) {
@@ -85,6 +93,18 @@ std::vector<Token> tokenize(std::string_view s) {
   }
   out.push_back({Token::Kind::End, "", static_cast<int>(s.size()) + 1});
   return out;
+}
+
+// A name as an expression must spell it: bare if it is an identifier and no keyword, else in
+// backticks.
+std::string quoted_if_needed(const std::string& name) {
+  const bool identifier = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) != 0 || name[0] == '_') &&
+                          std::all_of(name.begin(), name.end(), [](char ch) {
+                            return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '_';
+                          });
+  static constexpr std::string_view keywords[] = {"in", "true", "false", "abs", "min", "max", "label", "output"};
+  const bool keyword = std::find(std::begin(keywords), std::end(keywords), name) != std::end(keywords);
+  return identifier && !keyword ? name : "`" + name + "`";
 }
 
 std::string type_name(ExprType t) { return t == ExprType::Bool ? "a condition" : "a number"; }
@@ -245,6 +265,10 @@ class Parser {
       expect(")", "to close the '('");
       return e;
     }
+    if (t.kind == Token::Kind::QuotedName) {
+      ++pos_;
+      return named(t);
+    }
     if (t.kind != Token::Kind::Name) throw ExprError(t.column, fmt::format("unexpected '{}'", t.text));
     ++pos_;
     if (t.text == "true" || t.text == "false") {
@@ -269,6 +293,11 @@ class Parser {
       expect("]", "after the output index");
       return decision(t, Expr::Op::Output, static_cast<int>(index));
     }
+    return named(t);
+  }
+
+  // An input or a named output.
+  Expr named(const Token& t) const {
     for (std::size_t i = 0; i < scope_.inputs.size(); ++i) {
       if (scope_.inputs[i].name != t.text) continue;
       if (!scope_.allowed_inputs.empty() && !scope_.allowed_inputs[i]) {
@@ -318,11 +347,11 @@ class Parser {
 
   [[nodiscard]] std::string known_names() const {
     std::string in;
-    for (const auto& i : scope_.inputs) in += (in.empty() ? "" : ", ") + i.name;
+    for (const auto& i : scope_.inputs) in += (in.empty() ? "" : ", ") + quoted_if_needed(i.name);
     std::string out = fmt::format("inputs: {}", in.empty() ? "none" : in);
     if (scope_.allow_decision) {
       std::string outs;
-      for (const auto& o : scope_.outputs) outs += (outs.empty() ? "" : ", ") + o;
+      for (const auto& o : scope_.outputs) outs += (outs.empty() ? "" : ", ") + quoted_if_needed(o);
       out += fmt::format("; decision: label, output[i]{}", outs.empty() ? "" : ", " + outs);
     }
     return out;

@@ -1,5 +1,6 @@
 // The small C-like expression language of query files: numbers, names, + - * /, comparisons,
-// && || !, `x in [a, b]`, abs/min/max, `label`, `output[i]` and named outputs.
+// && || !, `x in [a, b]`, abs/min/max, `label`, `output[i]` and named outputs. A name that is not
+// an identifier is written in backticks: `hours-per-week` > 40.
 //
 //   witness::ExprScope scope;
 //   scope.inputs = {{"weight", witness::ExprType::Number}, {"urgent", witness::ExprType::Bool}};

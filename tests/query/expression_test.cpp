@@ -149,5 +149,29 @@ TEST(Expression, LimitsNestingAndNumberRange) {
   EXPECT_TRUE(holds(std::string(150, '(') + "x > 0" + std::string(150, ')'), {Rational(1), Rational(0), Rational(0)}));
 }
 
+// Names that are not identifiers (adult's hours-per-week) are written in backticks; a quoted name
+// is never a keyword, and errors say how to spell such names.
+TEST(Expression, BacktickQuotedNames) {
+  ExprScope scope;
+  scope.inputs = {{"hours-per-week", ExprType::Number}, {"in", ExprType::Number}, {"age", ExprType::Number}};
+  const Expr e = parse_expression("`hours-per-week` > 40 && `in` < `age`", scope);
+  EXPECT_EQ(e.type, ExprType::Bool);
+  try {
+    (void)parse_expression("hours > 1", scope);
+    ADD_FAILURE() << "no ExprError";
+  } catch (const ExprError& err) {
+    EXPECT_NE(std::string(err.what()).find("`hours-per-week`, `in`, age"), std::string::npos) << err.what();
+  }
+  try {
+    (void)parse_expression("age + `hours-per", scope);
+    ADD_FAILURE() << "no ExprError";
+  } catch (const ExprError& err) {
+    EXPECT_EQ(err.column(), 7);
+    EXPECT_NE(std::string(err.what()).find("unterminated"), std::string::npos) << err.what();
+  }
+  EXPECT_THROW((void)parse_expression("`` > 1", scope), ExprError);
+  EXPECT_THROW((void)parse_expression("`weight` > 1", scope), ExprError);  // unknown, quoted or not
+}
+
 }  // namespace
 }  // namespace witness
