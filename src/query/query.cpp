@@ -195,7 +195,8 @@ Prepared prepare(const Model& model, const Query& q) {
   }
   if (!missing.empty()) {
     throw InputError(
-        fmt::format("{}: every model input needs a declaration in [inputs]; missing: {}", q.where, missing));
+        fmt::format("{}: every model input needs a declaration in [inputs]; missing: {}", place(q.inputs_where, q.where),
+                    missing));
   }
 
   ExprScope scope;
@@ -223,12 +224,31 @@ Prepared prepare(const Model& model, const Query& q) {
   }
   p.needs_outputs = false;
   // Outputs are encoded only when the behavior reads them (they may need ops the label does not).
+  const Expr* first_output = nullptr;
   std::vector<const Expr*> stack{&p.behavior};
   while (!stack.empty()) {
     const Expr* e = stack.back();
     stack.pop_back();
-    p.needs_outputs = p.needs_outputs || e->op == Expr::Op::Output;
+    if (e->op == Expr::Op::Output && (first_output == nullptr || e->column < first_output->column)) first_output = e;
     for (const Expr& a : e->args) stack.push_back(&a);
+  }
+  p.needs_outputs = first_output != nullptr;
+  if (p.needs_outputs) {
+    // An output without an exact encoding (a sigmoid) is the behavior's problem: say where it reads it.
+    FloatDomain<double> d;
+    (void)ModelInterpreter<FloatDomain<double>>(model, d, {});  // the decision alone: the model's own error
+    try {
+      (void)ModelInterpreter<FloatDomain<double>>(model, d, {.outputs = true});
+    } catch (const UnsupportedError& e) {
+      const std::string at =
+          q.behavior.column_shift >= 0 ? fmt::format(", column {}", q.behavior.column_shift + first_output->column) : "";
+      throw UnsupportedError(fmt::format("{}{}: behavior reads the model's output '{}', which has no exact encoding: {}; "
+                                         "ask about the decision (label) instead",
+                                         place(q.behavior.where, q.where), at,
+                                         first_output->text == "output" ? fmt::format("output[{}]", first_output->index)
+                                                                        : first_output->text,
+                                         e.what()));
+    }
   }
   return p;
 }

@@ -69,6 +69,7 @@ struct Query {
   QueryKind kind = QueryKind::Might;
   Semantics semantics = Semantics::Real;
   std::vector<QueryInput> inputs;  // every model input, by name, in any order
+  std::string inputs_where;        // "file: line L" of the [inputs] table (else the query's), for messages
   QueryText environment;           // over environment inputs; empty: true
   QueryText state;                 // over state inputs; empty: true
   QueryText behavior;              // over the decision (label, outputs) and inputs; required

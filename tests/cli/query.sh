@@ -273,7 +273,7 @@ semantics = "float16"'
 expect_input_error "bad semantics" "semantics.toml: line 4, column 13: semantics must be real, float64 or float32, not 'float16'" \
   "$W" query "$T/semantics.toml"
 grep -v '^pedigree' "$T/good.toml" >"$T/missing.toml"
-expect_input_error "input missing from [inputs]" "missing.toml: query 'missing': every model input needs a declaration in [inputs]; missing: pedigree" \
+expect_input_error "input missing from [inputs]" "missing.toml: line 5 ([inputs] of query 'missing'): every model input needs a declaration in [inputs]; missing: pedigree" \
   "$W" query "$T/missing.toml"
 { cat "$T/good.toml"; echo 'bmi = { role = "state", type = "real" }'; } >"$T/notinmodel.toml"
 expect_input_error "input not in the model" "notinmodel.toml: line 15, column 7: input 'bmi' is not an input of the model" \
