@@ -121,7 +121,61 @@ struct Prepared {
   std::optional<Expr> environment, state, factual;
   Expr behavior;
   bool needs_outputs = false;
+  std::vector<std::string> notes;  // for the answer's note: literals the float format rounds
 };
+
+// Float semantics read a literal as the FloatDomain does. One that overflows to infinity is an
+// error (1e400 is no float64); an integer the format cannot hold (16777217 in float32) is noted.
+template <typename F>
+void check_float_literal(const std::string& text, const std::string& where, const char* format,
+                         std::vector<std::string>& notes) {
+  const F value = FloatDomain<F>::literal(text);
+  if (!std::isfinite(value)) {
+    throw InputError(fmt::format("{}: the literal {} is outside the finite {} range (it would read as {})", where, text,
+                                 format, value));
+  }
+  const Rational exact = Rational::parse(text);
+  if (exact.is_integer() && Rational::from_double(static_cast<double>(value)) != exact) {
+    notes.push_back(fmt::format("{}: the integer {} is {} in {}", where, text, value, format));
+  }
+}
+
+void check_literals(const Query& q, Prepared& p) {
+  if (q.semantics == Semantics::Real) return;
+  auto check = [&](const std::string& text, const std::string& where) {
+    if (q.semantics == Semantics::Float64) {
+      check_float_literal<double>(text, where, "float64", p.notes);
+    } else {
+      check_float_literal<float>(text, where, "float32", p.notes);
+    }
+  };
+  for (const PreparedInput& pi : p.inputs) {
+    const std::string where = fmt::format("{}: input '{}'", place(pi.decl->where, q.where), pi.decl->name);
+    for (const auto& v : {pi.value, pi.min, pi.max}) {
+      if (v) check(*v, where);
+    }
+    for (const std::string& v : pi.values) check(v, where);
+  }
+  const std::pair<const std::optional<Expr>*, const QueryText*> parts[] = {
+      {&p.environment, &q.environment}, {&p.state, &q.state}, {&p.factual, &q.factual}};
+  auto walk = [&](const Expr& root, const QueryText& t) {
+    std::vector<const Expr*> stack{&root};
+    while (!stack.empty()) {
+      const Expr* e = stack.back();
+      stack.pop_back();
+      if (e->op == Expr::Op::Number) {
+        check(e->text, t.column_shift >= 0
+                           ? fmt::format("{}, column {}", place(t.where, q.where), t.column_shift + e->column)
+                           : place(t.where, q.where));
+      }
+      for (const Expr& a : e->args) stack.push_back(&a);
+    }
+  };
+  for (const auto& [expr, text] : parts) {
+    if (*expr) walk(**expr, *text);
+  }
+  walk(p.behavior, q.behavior);
+}
 
 std::optional<Expr> parse_part(const Query& q, const QueryText& t, const char* field, const ExprScope& scope,
                                bool required) {
@@ -194,9 +248,8 @@ Prepared prepare(const Model& model, const Query& q) {
     p.inputs.push_back(std::move(pi));
   }
   if (!missing.empty()) {
-    throw InputError(
-        fmt::format("{}: every model input needs a declaration in [inputs]; missing: {}", place(q.inputs_where, q.where),
-                    missing));
+    throw InputError(fmt::format("{}: every model input needs a declaration in [inputs]; missing: {}",
+                                 place(q.inputs_where, q.where), missing));
   }
 
   ExprScope scope;
@@ -233,6 +286,7 @@ Prepared prepare(const Model& model, const Query& q) {
     for (const Expr& a : e->args) stack.push_back(&a);
   }
   p.needs_outputs = first_output != nullptr;
+  check_literals(q, p);
   if (p.needs_outputs) {
     // An output without an exact encoding (a sigmoid) is the behavior's problem: say where it reads it.
     FloatDomain<double> d;
@@ -240,14 +294,15 @@ Prepared prepare(const Model& model, const Query& q) {
     try {
       (void)ModelInterpreter<FloatDomain<double>>(model, d, {.outputs = true});
     } catch (const UnsupportedError& e) {
-      const std::string at =
-          q.behavior.column_shift >= 0 ? fmt::format(", column {}", q.behavior.column_shift + first_output->column) : "";
-      throw UnsupportedError(fmt::format("{}{}: behavior reads the model's output '{}', which has no exact encoding: {}; "
-                                         "ask about the decision (label) instead",
-                                         place(q.behavior.where, q.where), at,
-                                         first_output->text == "output" ? fmt::format("output[{}]", first_output->index)
-                                                                        : first_output->text,
-                                         e.what()));
+      const std::string at = q.behavior.column_shift >= 0
+                                 ? fmt::format(", column {}", q.behavior.column_shift + first_output->column)
+                                 : "";
+      throw UnsupportedError(fmt::format(
+          "{}{}: behavior reads the model's output '{}', which has no exact encoding: {}; "
+          "ask about the decision (label) instead",
+          place(q.behavior.where, q.where), at,
+          first_output->text == "output" ? fmt::format("output[{}]", first_output->index) : first_output->text,
+          e.what()));
     }
   }
   return p;
@@ -549,7 +604,9 @@ class QueryRun {
 QueryAnswer answer_query(const Model& model, const Query& q, const QueryOptions& options) {
   const Prepared p = prepare(model, q);
   try {
-    return QueryRun(model, q, options, p).run();
+    QueryAnswer a = QueryRun(model, q, options, p).run();
+    for (const std::string& n : p.notes) a.note = a.note.empty() ? n : n + "; " + a.note;
+    return a;
   } catch (const z3::exception& e) {
     throw InternalError(fmt::format("{}: z3: {}", q.where, e.msg()));
   }

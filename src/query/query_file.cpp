@@ -204,9 +204,10 @@ class QueryFileReader {
     inputs(t.get("inputs"), q.inputs);
     const toml::node* declared = t.get("inputs");
     if (declared == nullptr && defaults != nullptr) declared = defaults->get("inputs");
-    const toml::source_region& r = declared != nullptr && declared->source().begin.line != 0 ? declared->source()
-                                                                                              : t.source();
-    if (r.begin.line != 0) q.inputs_where = fmt::format("{}: line {} ([inputs] of query '{}')", path_, r.begin.line, q.name);
+    const toml::source_region& r =
+        declared != nullptr && declared->source().begin.line != 0 ? declared->source() : t.source();
+    if (r.begin.line != 0)
+      q.inputs_where = fmt::format("{}: line {} ([inputs] of query '{}')", path_, r.begin.line, q.name);
     q.environment = expression(t, defaults, "environment");
     q.state = expression(t, defaults, "state");
     q.behavior = expression(t, defaults, "behavior");
