@@ -40,6 +40,22 @@ void add_query_command(CLI::App& app, int& status);
 // A --flag per spec (a Bool spec is a flag without a value); `raw` receives the texts given, keyed
 // by name, to be checked and stored when the subcommand runs.
 void add_option_flags(CLI::App& cmd, const std::vector<OptionSpec>& specs, std::map<std::string, std::string>& raw);
+// A --flag per row of a settings table (engine_options(), test_options()), and the texts given
+// stored into the settings (checked; InputError naming the flag).
+template <typename S>
+void add_setting_flags(CLI::App& cmd, const std::vector<SettingOption<S>>& table,
+                       std::map<std::string, std::string>& raw) {
+  std::vector<OptionSpec> specs;
+  for (const SettingOption<S>& o : table) specs.push_back(o.spec);
+  add_option_flags(cmd, specs, raw);
+}
+template <typename S>
+void apply_setting_flags(const std::vector<SettingOption<S>>& table, const std::map<std::string, std::string>& raw,
+                         S& settings) {
+  for (const auto& [name, value] : raw) {
+    if (!value.empty()) set_setting(table, settings, name, value);
+  }
+}
 // Adds the named flags of option_table() (seed, threads, time-limit, verbose) to a subcommand;
 // apply_env_options() moves their values into env.options when the subcommand runs.
 void add_env_options(CLI::App& cmd, std::map<std::string, std::string>& raw, const std::vector<std::string>& names);

@@ -305,9 +305,7 @@ int run_fair(const FairArgs& args) {
   (void)fairness_engine(args.engine);  // an unknown engine before any work
 
   EngineSettings settings;
-  for (const auto& [name, value] : args.engine_options) {
-    if (!value.empty()) set_engine_option(settings, name, value);
-  }
+  apply_setting_flags(engine_options(), args.engine_options, settings);
   Dataset data;
   if (!args.seeds.empty()) {
     data = load_csv(args.seeds, schema);
@@ -475,9 +473,7 @@ void add_fair_command(CLI::App& app, int& status) {
   cmd->add_option("--data", args->data,
                   "also check every row of this CSV against every protected value (exact) and report the share of "
                   "rows whose label changes");
-  std::vector<OptionSpec> specs;
-  for (const EngineOption& o : engine_options()) specs.push_back(o.spec);
-  add_option_flags(*cmd, specs, args->engine_options);
+  add_setting_flags(*cmd, engine_options(), args->engine_options);
   cmd->add_flag("--json", args->json, "print one JSON document on stdout");
   add_env_options(*cmd, args->env_options, {"seed", "time-limit", "threads", "verbose", "stats"});
   cmd->callback([args, &status] { status = run_fair(*args); });

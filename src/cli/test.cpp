@@ -56,9 +56,7 @@ void run_test_command(const TestArgs& args, int& status) {
   if (names.empty()) throw InputError(args.schema, "", "no protected attribute: give --protected or set `protected`");
 
   TestOptions o;
-  for (const auto& [name, value] : args.method_options) {
-    if (!value.empty()) set_setting(test_options(), o, name, value);
-  }
+  apply_setting_flags(test_options(), args.method_options, o);
   o.protected_features = schema.protected_indices(names);
   const bool timed = env.options.get_real("time-limit") > 0;
   if (timed && args.method_options.at("budget").empty()) o.budget = 0;  // no budget given: until the time limit
@@ -179,9 +177,7 @@ void add_test_command(CLI::App& app, int& status) {
   cmd->add_option("--seeds", args->seeds, "dataset CSV: seed inputs and the distribution of perturbations");
   cmd->add_option("--out", args->out, "write the discriminatory pairs as CSV (raw, named values)");
   cmd->add_flag("--json", args->json, "print one JSON document on stdout");
-  std::vector<OptionSpec> specs;
-  for (const TestOption& t : test_options()) specs.push_back(t.spec);
-  add_option_flags(*cmd, specs, args->method_options);
+  add_setting_flags(*cmd, test_options(), args->method_options);
   cmd->add_option("--batch-timeout", args->batch_timeout, "--cmd: seconds the program may take per batch [60]");
   cmd->add_option("--batch-rows", args->batch_rows, "--cmd: rows per batch [default 8192]");
   cmd->add_flag("--category-names", args->category_names, "--cmd: write category labels instead of codes");
