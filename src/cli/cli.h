@@ -46,6 +46,7 @@ template <typename S>
 void add_setting_flags(CLI::App& cmd, const std::vector<SettingOption<S>>& table,
                        std::map<std::string, std::string>& raw) {
   std::vector<OptionSpec> specs;
+  specs.reserve(table.size());
   for (const SettingOption<S>& o : table) specs.push_back(o.spec);
   add_option_flags(cmd, specs, raw);
 }
