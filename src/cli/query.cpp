@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "core/error.h"
 #include "model/loaders.h"
+#include "program/program.h"
 
 namespace witness::cli {
 namespace {
@@ -18,6 +19,8 @@ namespace {
 struct QueryArgs {
   std::vector<std::string> files;
   std::string model;
+  std::string program;
+  std::string function;
   std::string semantics;
   std::string only;
   double time_limit = 0.0;
@@ -72,7 +75,12 @@ nlohmann::json to_json(const Query& q, const QueryAnswer& a) {
   nlohmann::json j;
   j["name"] = a.name;
   j["file"] = q.where.substr(0, q.where.find(": query '"));
-  j["model"] = q.model_path;
+  if (q.program_path.empty()) {
+    j["model"] = q.model_path;
+  } else {
+    j["program"] = q.program_path;
+    j["function"] = q.function;
+  }
   j["kind"] = to_string(a.kind);
   j["semantics"] = to_string(a.semantics);
   j["behavior"] = q.behavior.text;
@@ -113,6 +121,7 @@ nlohmann::json to_json(const Query& q, const QueryAnswer& a) {
   }
   j["vacuous"] = a.vacuous ? nlohmann::json(*a.vacuous) : nlohmann::json(nullptr);
   if (!a.note.empty()) j["note"] = a.note;
+  if (!a.cut.empty()) j["cut"] = a.cut;
   j["seconds"] = a.seconds;
   j["solver"] = a.solver_stats;
   return j;
@@ -132,18 +141,31 @@ int run_query(const QueryArgs& args) {
     }
     std::erase_if(queries, [&](const Query& q) { return std::find(keep.begin(), keep.end(), q.name) == keep.end(); });
   }
+  if (!args.model.empty() && !args.program.empty()) throw InputError("give --model or --program, not both");
+  if (!args.function.empty() && args.program.empty()) throw InputError("--function needs --program");
   for (Query& q : queries) {
-    if (!args.model.empty()) q.model_path = args.model;
+    if (!args.model.empty()) {
+      q.model_path = args.model;
+      q.program_path.clear();
+    }
+    if (!args.program.empty()) {
+      q.program_path = args.program;
+      q.model_path.clear();
+      if (!args.function.empty()) q.function = args.function;
+      if (q.function.empty()) {
+        throw InputError(fmt::format("{}: --program needs --function (the query names none)", q.where));
+      }
+    }
     if (args.semantics == "real") q.semantics = Semantics::Real;
     if (args.semantics == "float64") q.semantics = Semantics::Float64;
     if (args.semantics == "float32") q.semantics = Semantics::Float32;
   }
-  std::map<std::string, std::unique_ptr<Model>> models;
   QueryOptions options;
   options.time_limit = args.time_limit;
-  nlohmann::json all = nlohmann::json::array();
-  int status = 0;
-  for (const Query& q : queries) {
+  // Each model and program is loaded (compiled) once for all the queries that name it.
+  std::map<std::string, std::unique_ptr<Model>> models;
+  std::map<std::pair<std::string, std::string>, std::unique_ptr<Program>> programs;
+  auto answer_model_query = [&](const Query& q) {
     auto& m = models[q.model_path];
     if (!m) {
       try {
@@ -153,7 +175,20 @@ int run_query(const QueryArgs& args) {
         throw InputError(fmt::format("{} (model of {})", e.what(), args.model.empty() ? q.model_where : "--model"));
       }
     }
-    const QueryAnswer a = answer_query(*m, q, options);
+    return answer_query(*m, q, options);
+  };
+  auto answer_program_query = [&](const Query& q) {
+    auto& p = programs[{q.program_path, q.function}];
+    if (!p) {
+      p = std::make_unique<Program>(
+          Program::compile(q.program_path, q.function, args.program.empty() ? q.model_where : "--program"));
+    }
+    return answer_query(*p, q, options);
+  };
+  nlohmann::json all = nlohmann::json::array();
+  int status = 0;
+  for (const Query& q : queries) {
+    const QueryAnswer a = q.program_path.empty() ? answer_model_query(q) : answer_program_query(q);
     if (a.status == QueryAnswer::Status::Unknown) status = 20;
     if (args.json) {
       all.push_back(to_json(q, a));
@@ -174,6 +209,9 @@ void add_query_command(CLI::App& app, int& status) {
   cmd->add_option("files", args->files, "query files (TOML)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--model", args->model, "use this model for every query instead of the files' model")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--program", args->program, "use this C/C++ program for every query instead of the files' agent")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--function", args->function, "the program's decision function (with --program)");
   cmd->add_option("--semantics", args->semantics, "override every query's semantics")
       ->check(CLI::IsMember({"real", "float64", "float32"}));
   cmd->add_option("--only", args->only, "answer only these queries (comma-separated names)");

@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "model/evaluator.h"
+#include "program/program.h"
 #include "query/expression.h"
 #include "query/semantics.h"
 #include "solver/rational.h"
@@ -195,14 +196,87 @@ std::optional<Expr> parse_part(const Query& q, const QueryText& t, const char* f
   }
 }
 
-Prepared prepare(const Model& model, const Query& q) {
+// What a query is asked of: a model, or a program with its inputs.
+struct Subject {
+  std::string source;
+  std::vector<std::string> input_names;
+  std::vector<std::string> output_names;
+  const Model* model = nullptr;
+  const Program* program = nullptr;
+  std::vector<std::size_t> program_input;  // programs: index in program->inputs() of each input
+};
+
+Subject subject_of(const Model& model) {
+  return {model.source, model.input_names, model.output_names, &model, nullptr, {}};
+}
+
+// A program's inputs are its parameters, and the globals the query declares.
+Subject subject_of(const Program& program, const Query& q) {
+  Subject s;
+  s.source = program.path();
+  s.program = &program;
+  for (std::size_t i = 0; i < program.inputs().size(); ++i) {
+    const ProgramInput& in = program.inputs()[i];
+    const bool declared =
+        std::any_of(q.inputs.begin(), q.inputs.end(), [&](const QueryInput& d) { return d.name == in.name; });
+    if (in.global && !declared) continue;
+    s.input_names.push_back(in.name);
+    s.program_input.push_back(i);
+  }
+  return s;
+}
+
+// The integer range of a program input.
+std::pair<Rational, Rational> int_range(const ProgramInput& in) {
+  const Rational two(2);
+  Rational span(1);
+  for (unsigned i = 0; i < in.bits; ++i) span = span * two;
+  if (!in.is_signed) return {Rational(0), span - Rational(1)};
+  const Rational half = span / two;
+  return {-half, half - Rational(1)};
+}
+
+// A program's parameter fixes what its declaration may say: bool for bool, int for integers,
+// real or int for float/double; integer values must fit the parameter's type.
+void check_program_types(const Subject& subject, const Query& q, const Prepared& p) {
+  for (std::size_t i = 0; i < p.inputs.size(); ++i) {
+    const QueryInput& d = *p.inputs[i].decl;
+    const ProgramInput& in = subject.program->inputs()[subject.program_input[i]];
+    const char* want = in.kind == ProgramInput::Kind::Bool  ? "bool"
+                       : in.kind == ProgramInput::Kind::Int ? "int"
+                                                            : "real (or int)";
+    const bool ok = in.kind == ProgramInput::Kind::Bool  ? d.type == InputType::Bool
+                    : in.kind == ProgramInput::Kind::Int ? d.type == InputType::Int
+                                                         : d.type != InputType::Bool;
+    if (!ok) {
+      throw InputError(fmt::format("{}: input '{}' is declared {}, but the program's {} '{}' is {}; declare it {}",
+                                   place(d.where, q.where), d.name, to_string(d.type), in.global ? "global" : "parameter",
+                                   in.name, in.type_name, want));
+    }
+    if (in.kind != ProgramInput::Kind::Int) continue;
+    const auto [lo, hi] = int_range(in);
+    std::vector<std::string> texts = p.inputs[i].values;
+    for (const auto& v : {p.inputs[i].value, p.inputs[i].min, p.inputs[i].max}) {
+      if (v) texts.push_back(*v);
+    }
+    for (const std::string& t : texts) {
+      const Rational r = Rational::parse(t);
+      if (r < lo || r > hi) {
+        throw InputError(fmt::format("{}: input '{}': {} does not fit the program's {} (from {} to {})",
+                                     place(d.where, q.where), d.name, t, in.type_name, lo.to_string(), hi.to_string()));
+      }
+    }
+  }
+}
+
+Prepared prepare(const Subject& subject, const Query& q) {
   Prepared p;
-  const auto& names = model.input_names;
+  const auto& names = subject.input_names;
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (std::find(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(i), names[i]) !=
         names.begin() + static_cast<std::ptrdiff_t>(i)) {
       throw InputError(fmt::format("{}: the model {} has two inputs named '{}'; a query needs unique input names",
-                                   q.where, model.source, names[i]));
+                                   q.where, subject.source, names[i]));
     }
   }
   for (std::size_t i = 0; i < q.inputs.size(); ++i) {
@@ -210,8 +284,9 @@ Prepared prepare(const Model& model, const Query& q) {
     if (std::find(names.begin(), names.end(), in.name) == names.end()) {
       std::string all;
       for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
-      throw InputError(fmt::format("{}: input '{}' is not an input of the model {} (its inputs: {})",
-                                   place(in.where, q.where), in.name, model.source, all));
+      throw InputError(fmt::format("{}: input '{}' is not an input of the {} {} (its inputs: {})",
+                                   place(in.where, q.where), in.name, subject.program ? "program" : "model",
+                                   subject.source, all));
     }
     for (std::size_t j = 0; j < i; ++j) {
       if (q.inputs[j].name == in.name) {
@@ -220,6 +295,7 @@ Prepared prepare(const Model& model, const Query& q) {
     }
   }
   std::string missing;
+  p.inputs.reserve(names.size());
   for (const auto& n : names) {
     const auto it = std::find_if(q.inputs.begin(), q.inputs.end(), [&](const QueryInput& in) { return in.name == n; });
     if (it == q.inputs.end()) {
@@ -256,7 +332,8 @@ Prepared prepare(const Model& model, const Query& q) {
   for (const auto& pi : p.inputs) {
     scope.inputs.push_back({pi.decl->name, pi.decl->type == InputType::Bool ? ExprType::Bool : ExprType::Number});
   }
-  scope.outputs = model.output_names;
+  if (subject.program != nullptr) check_program_types(subject, q, p);
+  scope.outputs = subject.output_names;
   scope.allow_decision = false;
   for (const InputRole role : {InputRole::Environment, InputRole::State}) {
     ExprScope s = scope;
@@ -287,7 +364,8 @@ Prepared prepare(const Model& model, const Query& q) {
   }
   p.needs_outputs = first_output != nullptr;
   check_literals(q, p);
-  if (p.needs_outputs) {
+  if (p.needs_outputs && subject.model != nullptr) {
+    const Model& model = *subject.model;
     // An output without an exact encoding (a sigmoid) is the behavior's problem: say where it reads it.
     FloatDomain<double> d;
     (void)ModelInterpreter<FloatDomain<double>>(model, d, {});  // the decision alone: the model's own error
@@ -369,8 +447,8 @@ int label_of(F v) {
 
 class QueryRun {
  public:
-  QueryRun(const Model& model, const Query& q, const QueryOptions& options, const Prepared& p)
-      : model_(model), q_(q), options_(options), p_(p) {}
+  QueryRun(const Subject& subject, const Query& q, const QueryOptions& options, const Prepared& p)
+      : subject_(subject), q_(q), options_(options), p_(p) {}
 
   QueryAnswer run() {
     start_ = Clock::now();
@@ -452,22 +530,38 @@ class QueryRun {
   template <typename S, typename C>
   void solve(QueryAnswer& a) {
     z3::context ctx;
+    // The program's terms belong to ctx: drop them before it goes (on every return).
+    struct ForgetTerms {
+      QueryRun& run;
+      explicit ForgetTerms(QueryRun& r) : run(r) {}
+      ForgetTerms(const ForgetTerms&) = delete;
+      ForgetTerms& operator=(const ForgetTerms&) = delete;
+      ~ForgetTerms() {
+        run.program_terms_.clear();
+        run.program_result_.reset();
+        run.program_defined_.reset();
+        run.program_cuts_.clear();
+      }
+    } forget{*this};
     S d = make_domain<S>(ctx);
     std::vector<typename S::Num> x;
-    for (const auto& pi : p_.inputs) {
-      x.push_back(symbol(d, pi, ctx));
-      d.require(declared(d, pi, x.back()));
+    const ModelValues<S> mv = subject_.program != nullptr ? encode_program(d, ctx, x) : encode_model(d, ctx, x);
+    if (program_timed_out_) {
+      a.status = QueryAnswer::Status::Unknown;
+      a.reason_unknown = fmt::format("time limit ({} s) during the symbolic execution of the program", options_.time_limit);
+      return;
     }
-    ModelInterpreter<S> interpreter(model_, d, {.outputs = p_.needs_outputs});
-    const ModelValues<S> mv = interpreter.run(x);
     const z3::expr pre = premise(d, p_, x, mv);
     const z3::expr behavior = evaluate_condition(p_.behavior, d, x, mv);
 
     // Float queries are pure QF_FP: Z3's qffp tactic (simplify, then bit-blast to SAT) is 10 to
     // 100x faster than the default solver here (6.5 s -> 0.06 s on the diabetes weight query).
+    // Programs mix bit-vectors and floats: QF_FPBV, which the same tactic handles.
     z3::solver s = std::is_same_v<S, Z3RealDomain> ? z3::solver(ctx) : z3::tactic(ctx, "qffp").mk_solver();
     for (const auto& c : d.side) s.add(c);
     s.add(pre);
+    s.push();
+    if (program_defined_) s.add(*program_defined_);
     s.push();
     s.add(q_.kind == QueryKind::Might ? behavior : !behavior);
     const z3::check_result r = check(s, a.reason_unknown);
@@ -483,6 +577,8 @@ class QueryRun {
       std::string reason;
       const z3::check_result e = check(s, reason);
       a.vacuous = e == z3::unsat ? std::optional<bool>(true) : e == z3::sat ? std::optional<bool>(false) : std::nullopt;
+      s.pop();
+      report_cuts(s, a);
       return;
     }
     const z3::model m = s.get_model();
@@ -506,18 +602,220 @@ class QueryRun {
     }
     if (irrational) {
       a.note = "the solver's scenario has irrational values; they are shown rounded and were not replayed exactly";
+    } else if (subject_.program != nullptr) {
+      typename C::Num label{};
+      if constexpr (std::is_same_v<C, ExactDomain>) {
+        bool rounded = false;
+        const auto value = z3_rational(m.eval(mv.label, true), rounded);
+        if (!value || rounded) throw InternalError(fmt::format("{}: z3 gave no value for the decision", q_.where));
+        label = *value;
+      } else {
+        label = static_cast<typename C::Num>(d.value_in(m, mv.label));
+      }
+      replay_program<C>(a, xc, label, m);
     } else {
       replay<C>(a, xc);
     }
   }
 
-  // Checks the scenario on the concrete semantics (the same rounding as the encoding), then asks
-  // the library evaluator (separate code) for its label.
+  template <typename S>
+  ModelValues<S> encode_model(S& d, z3::context& ctx, std::vector<typename S::Num>& x) {
+    for (const auto& pi : p_.inputs) {
+      x.push_back(symbol(d, pi, ctx));
+      d.require(declared(d, pi, x.back()));
+    }
+    ModelInterpreter<S> interpreter(*subject_.model, d, {.outputs = p_.needs_outputs});
+    return interpreter.run(x);
+  }
+
+  // A program input's term of its own type, seen as a number of the query's domain S.
+  template <typename S>
+  typename S::Num query_view(S& d, const ProgramInput& in, const z3::expr& t) const {
+    if (in.kind == ProgramInput::Kind::Bool) return d.ite(t, d.integer(1), d.integer(0));
+    if constexpr (std::is_same_v<S, Z3RealDomain>) {
+      if (in.kind == ProgramInput::Kind::Int) return z3::to_real(z3::bv2int(t, in.is_signed));
+      return t;
+    } else {
+      z3::context& ctx = t.ctx();
+      const z3::expr rne(ctx, Z3_mk_fpa_rne(ctx));
+      if (in.kind == ProgramInput::Kind::Int) {
+        return S::symbolic(z3::expr(ctx, in.is_signed ? Z3_mk_fpa_to_fp_signed(ctx, rne, t, d.sort())
+                                                      : Z3_mk_fpa_to_fp_unsigned(ctx, rne, t, d.sort())));
+      }
+      if ((in.bits == 32) == d.single()) return S::symbolic(t);
+      return S::symbolic(z3::expr(ctx, Z3_mk_fpa_to_fp_float(ctx, rne, t, d.sort())));
+    }
+  }
+
+  // A fixed input value as a term of the program input's type.
+  z3::expr program_literal(z3::context& ctx, const ProgramInput& in, const std::string& text, bool real) const {
+    switch (in.kind) {
+      case ProgramInput::Kind::Bool: return ctx.bool_val(text == "1");
+      case ProgramInput::Kind::Int: {
+        const Rational r = Rational::parse(text);
+        return in.is_signed ? ctx.bv_val(static_cast<std::int64_t>(r.to_int64()), in.bits)
+                            : ctx.bv_val(static_cast<std::uint64_t>(r.to_int64()), in.bits);
+      }
+      case ProgramInput::Kind::Float:
+        if (real) return ctx.real_val(Rational::parse(text).to_string().c_str());
+        if (in.bits == 32) return ctx.fpa_val(std::strtof(text.c_str(), nullptr));
+        return ctx.fpa_val(std::strtod(text.c_str(), nullptr));
+    }
+    throw InternalError("query: unknown program input kind");
+  }
+
+  template <typename S>
+  ModelValues<S> encode_program(S& d, z3::context& ctx, std::vector<typename S::Num>& x) {
+    const Program& program = *subject_.program;
+    const bool real = std::is_same_v<S, Z3RealDomain>;
+    const ProgramFloats floats = real ? ProgramFloats::Real : ProgramFloats::Ieee;
+    std::vector<std::optional<z3::expr>> args(program.inputs().size());
+    for (std::size_t i = 0; i < p_.inputs.size(); ++i) {
+      const PreparedInput& pi = p_.inputs[i];
+      const ProgramInput& in = program.inputs()[subject_.program_input[i]];
+      const z3::expr t = pi.value ? program_literal(ctx, in, *pi.value, real) : program.fresh_input(ctx, in, floats);
+      program_terms_.push_back(t);
+      args[subject_.program_input[i]] = t;
+      x.push_back(query_view(d, in, t));
+      if (!pi.value && in.kind == ProgramInput::Kind::Float) {
+        if constexpr (std::is_same_v<S, Z3RealDomain>) {
+          if (pi.decl->type == InputType::Int) d.require(z3::is_int(t));
+        } else {
+          const auto own = S::symbolic(t);
+          d.require(!d.is_nan(own) && !d.is_infinite(own));  // finite, as for models
+          if (pi.decl->type == InputType::Int) d.require(d.is_integral(own));
+        }
+      }
+      d.require(declared(d, pi, x.back()));
+    }
+    ProgramRunOptions run;
+    run.floats = floats;
+    // The executor may ignore inputs outside the declarations and the premise (the answer is about
+    // those only). The premise never reads the decision, so a placeholder stands for it here.
+    z3::expr assume = premise(d, p_, x, ModelValues<S>{{}, d.integer(0)});
+    for (const z3::expr& c : d.side) assume = assume && c;
+    run.assume = assume;
+    run.loop_bound = q_.loop_bound;
+    if (options_.time_limit > 0) {
+      run.deadline = start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.time_limit));
+    }
+    ProgramPaths paths = program.execute(ctx, args, run);
+    program_timed_out_ = paths.timed_out;
+    // The returned value: the finished paths' values, chosen by their (disjoint) conditions.
+    const ProgramInput& res = program.result();
+    z3::expr value = paths.done.empty() ? program_literal(ctx, res, "0", real) : paths.done.back().value;
+    z3::expr defined = ctx.bool_val(false);
+    for (std::size_t i = paths.done.size(); i-- > 0;) {
+      if (i + 1 < paths.done.size()) value = z3::ite(paths.done[i].condition, paths.done[i].value, value);
+      defined = defined || paths.done[i].condition;
+    }
+    program_result_ = value;
+    program_defined_ = defined.simplify();
+    for (const ProgramCut& c : paths.cut) {
+      auto same = std::find_if(program_cuts_.begin(), program_cuts_.end(), [&](const auto& k) { return k.second == c.reason; });
+      if (same == program_cuts_.end()) {
+        program_cuts_.emplace_back(c.condition, c.reason);
+      } else {
+        same->first = same->first || c.condition;
+      }
+    }
+    ModelValues<S> mv{{}, query_view(d, res, value)};
+    return mv;
+  }
+
+  // Without a scenario, an answer covers only the finished paths: say which cut paths the premise
+  // reaches (s holds the side conditions and the premise).
+  void report_cuts(z3::solver& s, QueryAnswer& a) const {
+    for (const auto& [condition, reason] : program_cuts_) {
+      s.push();
+      s.add(condition);
+      std::string why;
+      const z3::check_result r = check(s, why);
+      s.pop();
+      if (r == z3::unsat) continue;
+      a.cut.push_back(r == z3::sat ? reason : reason + " (maybe: the check gave up)");
+    }
+    if (!a.cut.empty()) {
+      a.note = fmt::format("some scenarios of the premise leave the explored paths ({}); the answer covers only the "
+                           "scenarios on which the program finished, so it is not a proof",
+                           fmt::join(a.cut, "; "));
+    }
+  }
+
+  // The program ran symbolically to `label` on the scenario: check the query on it, then run the
+  // compiled program natively on the same inputs and compare.
   template <typename C>
-  void replay(QueryAnswer& a, const std::vector<typename C::Num>& xc) {
+  void replay_program(QueryAnswer& a, const std::vector<typename C::Num>& xc, const typename C::Num& label,
+                      const z3::model& m) {
+    const Program& program = *subject_.program;
+    std::vector<std::optional<NativeValue>> native(program.inputs().size());
+    bool rounded_inputs = false;
+    for (std::size_t i = 0; i < p_.inputs.size(); ++i) {
+      const ProgramInput& in = program.inputs()[subject_.program_input[i]];
+      const z3::expr v = m.eval(program_terms_[i], true);
+      NativeValue nv;
+      if (in.kind == ProgramInput::Kind::Bool) {
+        nv.integer = v.is_true() ? 1 : 0;
+        nv.unsigned_integer = static_cast<std::uint64_t>(nv.integer);
+      } else if (in.kind == ProgramInput::Kind::Int) {
+        nv.unsigned_integer = v.get_numeral_uint64();
+        nv.integer = static_cast<std::int64_t>(nv.unsigned_integer);
+        if (in.is_signed && in.bits < 64 && ((nv.unsigned_integer >> (in.bits - 1)) & 1U) != 0) {
+          nv.integer = static_cast<std::int64_t>(nv.unsigned_integer | (~std::uint64_t{0} << in.bits));
+        }
+      } else if constexpr (std::is_same_v<C, ExactDomain>) {
+        bool irrational = false;
+        const auto r = z3_rational(v, irrational);
+        if (!r) throw InternalError(fmt::format("{}: z3 gave no value for input {}", q_.where, in.name));
+        nv.number = in.bits == 32 ? static_cast<double>(static_cast<float>(r->to_double())) : r->to_double();
+        rounded_inputs = rounded_inputs || Rational::from_double(nv.number) != *r;
+      } else {
+        const z3::expr bits = m.eval(z3::expr(v.ctx(), Z3_mk_fpa_to_ieee_bv(v.ctx(), v)), true);
+        const std::uint64_t b = bits.get_numeral_uint64();
+        nv.number = in.bits == 32 ? static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(b)))
+                                  : std::bit_cast<double>(b);
+      }
+      native[subject_.program_input[i]] = nv;
+    }
     C c;
-    ModelInterpreter<C> interpreter(model_, c, {.outputs = p_.needs_outputs});
-    const ModelValues<C> mv = interpreter.run(xc);
+    const ModelValues<C> mv{{}, label};
+    check_scenario<C>(c, xc, mv);
+    a.label = label_of(label);
+    const NativeValue got = program.run_native(native);
+    const std::string text = program.result().kind == ProgramInput::Kind::Float ? shortest(got.number)
+                             : program.result().is_signed                    ? std::to_string(got.integer)
+                                                                             : std::to_string(got.unsigned_integer);
+    ScenarioValue out;
+    out.name = "return";
+    out.number = got.number;
+    out.text = program.result().kind == ProgramInput::Kind::Bool ? (got.integer != 0 ? "true" : "false") : text;
+    a.outputs.push_back(out);
+    a.evaluator_label = static_cast<int>(got.integer);
+    bool same = false;
+    if constexpr (std::is_same_v<C, ExactDomain>) {
+      same = Rational::from_double(got.number) == label;
+    } else {
+      const auto native_value = static_cast<typename C::Num>(got.number);
+      same = native_value == label || (std::isnan(native_value) && std::isnan(label));
+    }
+    if (same) {
+      if (rounded_inputs) a.note = "the scenario's exact values were rounded to doubles for the native run";
+      return;
+    }
+    if constexpr (!std::is_same_v<C, ExactDomain>) {
+      throw InternalError(fmt::format("{}: on the scenario the compiled program returns {}, but its symbolic execution "
+                                      "gives {}",
+                                      q_.where, text, shortest(label)));
+    }
+    a.note = fmt::format("the compiled program (float arithmetic) returns {} on this scenario, not {}: rounding "
+                         "changes the result{}",
+                         text, scenario_value("", label, false).text,
+                         rounded_inputs ? " (the exact inputs were also rounded to doubles)" : "");
+  }
+
+  // The scenario meets the declarations, the premise and the behavior in concrete semantics C.
+  template <typename C>
+  void check_scenario(C& c, const std::vector<typename C::Num>& xc, const ModelValues<C>& mv) const {
     bool inputs_ok = true;
     for (std::size_t i = 0; i < p_.inputs.size(); ++i) {
       inputs_ok = inputs_ok && declared(c, p_.inputs[i], xc[i]);
@@ -534,16 +832,27 @@ class QueryRun {
           "{}: the solver's scenario failed its replay (inputs in range: {}, premise: {}, defined: {}, behavior: {})",
           q_.where, inputs_ok, pre, defined, behavior));
     }
+  }
+
+  // Checks the scenario on the concrete semantics (the same rounding as the encoding), then asks
+  // the library evaluator (separate code) for its label.
+  template <typename C>
+  void replay(QueryAnswer& a, const std::vector<typename C::Num>& xc) {
+    const Model& model = *subject_.model;
+    C c;
+    ModelInterpreter<C> interpreter(model, c, {.outputs = p_.needs_outputs});
+    const ModelValues<C> mv = interpreter.run(xc);
+    check_scenario<C>(c, xc, mv);
     a.label = label_of(mv.label);
     const int label = *a.label;
-    if (label >= 0 && static_cast<std::size_t>(label) < model_.rule.class_labels.size()) {
-      a.label_name = model_.rule.class_labels[static_cast<std::size_t>(label)];
+    if (label >= 0 && static_cast<std::size_t>(label) < model.rule.class_labels.size()) {
+      a.label_name = model.rule.class_labels[static_cast<std::size_t>(label)];
     }
     Eigen::MatrixXd col(static_cast<Eigen::Index>(xc.size()), 1);
     for (std::size_t i = 0; i < xc.size(); ++i) col(static_cast<Eigen::Index>(i), 0) = a.scenario[i].number;
     Evaluation ev;
     try {
-      ev = evaluate(model_, col, q_.semantics == Semantics::Float32 ? Precision::Float32 : Precision::Float64);
+      ev = evaluate(model, col, q_.semantics == Semantics::Float32 ? Precision::Float32 : Precision::Float64);
     } catch (const InputError& e) {
       // The evaluator also computes outputs the decision does not read; one of them may be
       // outside its domain (a lookup beyond its table) while the decision is well defined.
@@ -554,7 +863,7 @@ class QueryRun {
     a.evaluator_label = ev.labels[0];
     for (Eigen::Index o = 0; o < ev.outputs.rows(); ++o) {
       ScenarioValue s;
-      s.name = model_.output_names[static_cast<std::size_t>(o)];
+      s.name = model.output_names[static_cast<std::size_t>(o)];
       s.number = ev.outputs(o, 0);
       s.text = q_.semantics == Semantics::Float32 ? shortest(static_cast<float>(s.number)) : shortest(s.number);
       a.outputs.push_back(s);
@@ -592,24 +901,43 @@ class QueryRun {
     return c.result;
   }
 
-  const Model& model_;
+  const Subject& subject_;
   const Query& q_;
   const QueryOptions& options_;
   const Prepared& p_;
   Clock::time_point start_;
+  // Programs: the input terms of the program's own types, the returned value, and the inputs on
+  // which no finished path decides (with why).
+  std::vector<z3::expr> program_terms_;
+  std::optional<z3::expr> program_result_;
+  std::optional<z3::expr> program_defined_;
+  std::vector<std::pair<z3::expr, std::string>> program_cuts_;
+  bool program_timed_out_ = false;
 };
 
 }  // namespace
 
-QueryAnswer answer_query(const Model& model, const Query& q, const QueryOptions& options) {
-  const Prepared p = prepare(model, q);
+namespace {
+
+QueryAnswer answer(const Subject& subject, const Query& q, const QueryOptions& options) {
+  const Prepared p = prepare(subject, q);
   try {
-    QueryAnswer a = QueryRun(model, q, options, p).run();
+    QueryAnswer a = QueryRun(subject, q, options, p).run();
     for (const std::string& n : p.notes) a.note = a.note.empty() ? n : n + "; " + a.note;
     return a;
   } catch (const z3::exception& e) {
     throw InternalError(fmt::format("{}: z3: {}", q.where, e.msg()));
   }
+}
+
+}  // namespace
+
+QueryAnswer answer_query(const Model& model, const Query& q, const QueryOptions& options) {
+  return answer(subject_of(model), q, options);
+}
+
+QueryAnswer answer_query(const Program& program, const Query& q, const QueryOptions& options) {
+  return answer(subject_of(program, q), q, options);
 }
 
 }  // namespace witness

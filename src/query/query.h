@@ -65,7 +65,10 @@ struct Query {
   std::string name;
   std::string description;
   std::string model_path;   // as resolved against the query file (informational once loaded)
-  std::string model_where;  // "file: line L, column C" of the model key, for load errors
+  std::string model_where;  // "file: line L, column C" of the model (or program) key, for load errors
+  std::string program_path;  // instead of a model: a C/C++ program (program/program.h) ...
+  std::string function;      // ... and its decision function
+  int loop_bound = 64;       // programs: times one block may run per call; more is cut and reported
   QueryKind kind = QueryKind::Might;
   Semantics semantics = Semantics::Real;
   std::vector<QueryInput> inputs;  // every model input, by name, in any order
@@ -114,14 +117,22 @@ struct QueryAnswer {
   // factual) itself has no solution, so the answer holds vacuously; nullopt if that check gave up.
   std::optional<bool> vacuous;
   std::string note;  // anything the reader must know about the scenario
+  // Programs: why some inputs of the premise ran off the explored paths (loop bound, undefined
+  // behaviour). Non-empty means an answer without a scenario is not a proof.
+  std::vector<std::string> cut;
   double seconds = 0.0;
   std::map<std::string, double> solver_stats;  // Z3 statistics, plus "assertions"
 };
+
+class Program;
 
 // Answers one query over a loaded model. InputError (naming q.where, the line and the column)
 // for queries that do not fit the model; UnsupportedError for ops without an exact encoding.
 // Throws InternalError if a scenario fails its replay (a bug, never printed as an answer).
 QueryAnswer answer_query(const Model& model, const Query& q, const QueryOptions& options = {});
+// The same over a program: its parameters (and the globals the query declares) are the inputs, its
+// return value is `label`. Scenarios are replayed by running the compiled program natively.
+QueryAnswer answer_query(const Program& program, const Query& q, const QueryOptions& options = {});
 
 // Reads a TOML query file: one query at top level, or several in [[query]] tables.
 // Model paths are resolved against the file's folder. InputError on anything malformed.

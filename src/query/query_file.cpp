@@ -15,8 +15,9 @@
 namespace witness {
 namespace {
 
-constexpr std::string_view kQueryKeys[] = {"name",   "description", "model", "kind",     "semantics",
-                                           "inputs", "environment", "state", "behavior", "factual"};
+constexpr std::string_view kQueryKeys[] = {"name",     "description", "model",      "program", "function",
+                                           "loop_bound", "kind",     "semantics",   "inputs", "environment",
+                                           "state",    "behavior",    "factual"};
 constexpr std::string_view kInputKeys[] = {"role", "type", "value", "min", "max", "values", "description"};
 
 class QueryFileReader {
@@ -171,16 +172,43 @@ class QueryFileReader {
     q.where = fmt::format("{}: query '{}'", path_, q.name);
     if (const toml::node* d = t.get("description")) q.description = string_of(d, "'description'");
 
-    const toml::node* model = get(t, defaults, "model");
-    if (model == nullptr) fail(&t, fmt::format("query '{}' has no 'model' (a path relative to this file)", q.name));
-    const std::string rel = string_of(model, "'model'");
+    // The agent: a model file, or a program and its decision function. A query's own key wins
+    // over the file's default of the other kind.
+    const toml::node* model = t.get("model");
+    const toml::node* program = t.get("program");
+    if (model == nullptr && program == nullptr) {
+      model = get(t, defaults, "model");
+      program = get(t, defaults, "program");
+    }
+    if (model != nullptr && program != nullptr) {
+      fail(program, fmt::format("query '{}' names both a model and a program; give one", q.name));
+    }
+    if (model == nullptr && program == nullptr) {
+      fail(&t, fmt::format("query '{}' has no 'model' or 'program' (a path relative to this file)", q.name));
+    }
+    const toml::node* agent = model != nullptr ? model : program;
+    const char* key = model != nullptr ? "model" : "program";
+    const std::string rel = string_of(agent, fmt::format("'{}'", key));
     const std::filesystem::path resolved = std::filesystem::path(path_).parent_path() / rel;
     std::error_code ec;
     if (!std::filesystem::is_regular_file(resolved, ec)) {
-      fail(model, fmt::format("model '{}' not found (looked for {})", rel, resolved.string()));
+      fail(agent, fmt::format("{} '{}' not found (looked for {})", key, rel, resolved.string()));
     }
-    q.model_path = resolved.lexically_normal().string();
-    q.model_where = fmt::format("{}: {}", path_, at(model->source()));
+    (model != nullptr ? q.model_path : q.program_path) = resolved.lexically_normal().string();
+    q.model_where = fmt::format("{}: {}", path_, at(agent->source()));
+    const toml::node* function = get(t, defaults, "function");
+    if (program != nullptr) {
+      if (function == nullptr) {
+        fail(program, fmt::format("query '{}' names a program but no function = \"...\" (the decision function)",
+                                  q.name));
+      }
+      q.function = string_of(function, "'function'");
+    }
+    if (const toml::node* b = get(t, defaults, "loop_bound")) {
+      const auto v = b->value<std::int64_t>();
+      if (!v || *v < 1 || *v > 1000000) fail(b, "loop_bound must be an integer from 1 to 1000000");
+      q.loop_bound = static_cast<int>(*v);
+    }
 
     const toml::node* kind = get(t, defaults, "kind");
     if (kind == nullptr) fail(&t, fmt::format("query '{}' needs kind = \"might\" or \"would\"", q.name));

@@ -1,0 +1,363 @@
+#include "program/program.h"
+
+#include <fmt/format.h>
+#include <llvm/Bitcode/BitcodeWriter.h>
+#include <llvm/Demangle/Demangle.h>
+#include <llvm/IR/DebugInfoMetadata.h>
+#include <llvm/IRReader/IRReader.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/raw_ostream.h>
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "core/error.h"
+#include "program/process.h"
+#include "program/program_ir.h"
+
+namespace witness {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The flags of both builds (the analysed IR and the native replay): -O1 gives SSA registers for
+// locals; no contraction to fma, no vectorising or unrolling, so the IR keeps the source's
+// operations and the native build computes exactly what the IR says.
+const std::vector<std::string> kClangFlags = {"-O1",
+                                              "-g",
+                                              "-fno-discard-value-names",
+                                              "-ffp-contract=off",
+                                              "-fno-vectorize",
+                                              "-fno-slp-vectorize",
+                                              "-fno-unroll-loops",
+                                              "-Wno-everything"};
+constexpr double kCompileSeconds = 120.0;
+constexpr double kRunSeconds = 30.0;
+
+std::string prefix(const std::string& where) { return where.empty() ? "" : where + ": "; }
+
+bool is_cpp(const std::string& path) {
+  const std::string ext = fs::path(path).extension().string();
+  return ext == ".cc" || ext == ".cpp" || ext == ".cxx" || ext == ".C" || ext == ".c++";
+}
+
+// The compiler's messages, at most `lines` lines of them.
+std::string first_lines(const std::string& text, std::size_t lines) {
+  std::istringstream in(text);
+  std::string line;
+  std::string out;
+  std::size_t n = 0;
+  while (std::getline(in, line)) {
+    if (n++ == lines) {
+      out += "\n  ...";
+      break;
+    }
+    out += (out.empty() ? "" : "\n") + std::string("  ") + line;
+  }
+  return out;
+}
+
+ProcessResult clang(std::vector<std::string> args) {
+  args.insert(args.begin(), "clang-14");
+  try {
+    return run_process(args, kCompileSeconds);
+  } catch (const InternalError& e) {
+    throw InternalError(fmt::format("{} (clang-14 is installed by scripts/setup)", e.what()));
+  }
+}
+
+// Follows typedefs and qualifiers to the basic type, for signedness and the C spelling.
+const llvm::DIType* base_type(const llvm::DIType* t) {
+  while (const auto* d = llvm::dyn_cast_or_null<llvm::DIDerivedType>(t)) {
+    if (d->getTag() != llvm::dwarf::DW_TAG_typedef && d->getTag() != llvm::dwarf::DW_TAG_const_type &&
+        d->getTag() != llvm::dwarf::DW_TAG_volatile_type) {
+      break;
+    }
+    t = d->getBaseType();
+  }
+  return t;
+}
+
+// The kind of a scalar LLVM type; `debug` (may be null) says signedness and bool-ness.
+std::optional<ProgramInput> scalar(const llvm::Type* t, const llvm::DIType* debug) {
+  ProgramInput in;
+  const auto* basic = llvm::dyn_cast_or_null<llvm::DIBasicType>(base_type(debug));
+  if (basic != nullptr) in.type_name = basic->getName().str();
+  if (t->isIntegerTy()) {
+    in.bits = t->getIntegerBitWidth();
+    const bool boolean = in.bits == 1 || (basic != nullptr && basic->getEncoding() == llvm::dwarf::DW_ATE_boolean);
+    if (in.bits != 1 && in.bits != 8 && in.bits != 16 && in.bits != 32 && in.bits != 64) return std::nullopt;
+    in.kind = boolean ? ProgramInput::Kind::Bool : ProgramInput::Kind::Int;
+    in.is_signed = basic == nullptr || (basic->getEncoding() != llvm::dwarf::DW_ATE_unsigned &&
+                                        basic->getEncoding() != llvm::dwarf::DW_ATE_unsigned_char);
+    if (in.type_name.empty()) in.type_name = fmt::format("int{}_t", in.bits);
+    return in;
+  }
+  if (t->isFloatTy() || t->isDoubleTy()) {
+    in.kind = ProgramInput::Kind::Float;
+    in.bits = t->isFloatTy() ? 32 : 64;
+    if (in.type_name.empty()) in.type_name = in.bits == 32 ? "float" : "double";
+    return in;
+  }
+  return std::nullopt;
+}
+
+std::string llvm_type_name(const llvm::Type* t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  t->print(os);
+  return os.str();
+}
+
+// The C spelling the harness uses for an input of this kind (the ABI type).
+std::string c_type(const ProgramInput& in) {
+  if (in.kind == ProgramInput::Kind::Float) return in.bits == 32 ? "float" : "double";
+  if (in.kind == ProgramInput::Kind::Bool) return in.bits == 1 ? "_Bool" : "unsigned char";
+  return fmt::format("{}int{}_t", in.is_signed ? "" : "u", in.bits);
+}
+
+llvm::Function* find_function(llvm::Module& m, const std::string& name, const std::string& where,
+                              const std::string& path) {
+  std::vector<llvm::Function*> matches;
+  std::string defined;
+  for (llvm::Function& f : m) {
+    if (f.isDeclaration() || f.getName().startswith("llvm.")) continue;
+    const std::string raw = f.getName().str();
+    std::string plain = llvm::demangle(raw);
+    const auto paren = plain.find('(');
+    if (paren != std::string::npos) plain = plain.substr(0, paren);
+    defined += (defined.empty() ? "" : ", ") + plain;
+    if (raw == name || plain == name) matches.push_back(&f);
+  }
+  if (matches.empty()) {
+    throw InputError(fmt::format("{}program {} defines no function '{}' (it defines: {})", prefix(where), path, name,
+                                 defined.empty() ? "none" : defined));
+  }
+  if (matches.size() > 1) {
+    throw InputError(fmt::format("{}program {} has {} overloads of '{}'; give the decision function a unique name",
+                                 prefix(where), path, matches.size(), name));
+  }
+  return matches[0];
+}
+
+}  // namespace
+
+Program::Impl::~Impl() {
+  if (!work_dir.empty()) {
+    std::error_code ec;
+    fs::remove_all(work_dir, ec);
+  }
+}
+
+std::string source_line(const Program::Impl& ir, const llvm::Instruction& inst) {
+  if (const llvm::DILocation* loc = inst.getDebugLoc().get()) {
+    return fmt::format("{}:{}", loc->getFilename().str(), loc->getLine());
+  }
+  return fmt::format("{}: function '{}'", ir.path, inst.getFunction()->getName().str());
+}
+
+Program::Program(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Program::Program(Program&&) noexcept = default;
+Program& Program::operator=(Program&&) noexcept = default;
+Program::~Program() = default;
+
+const std::string& Program::path() const { return impl_->path; }
+const std::string& Program::function() const { return impl_->function_name; }
+const std::vector<ProgramInput>& Program::inputs() const { return impl_->inputs; }
+const ProgramInput& Program::result() const { return impl_->result; }
+
+Program Program::compile(const std::string& path, const std::string& function, const std::string& where) {
+  if (!fs::is_regular_file(path)) throw InputError(fmt::format("{}program {} not found", prefix(where), path));
+  auto impl = std::make_unique<Impl>();
+  impl->path = path;
+  impl->function_name = function;
+  impl->where = where;
+  std::string dir = (fs::temp_directory_path() / "witness-program-XXXXXX").string();
+  if (mkdtemp(dir.data()) == nullptr) throw InternalError("cannot create a temporary folder for the program build");
+  impl->work_dir = dir;
+  const std::string bitcode = dir + "/program.bc";
+  std::vector<std::string> args = {"-x", is_cpp(path) ? "c++" : "c"};
+  if (is_cpp(path)) args.emplace_back("-std=c++17");
+  args.insert(args.end(), kClangFlags.begin(), kClangFlags.end());
+  args.insert(args.end(), {"-emit-llvm", "-c", path, "-o", bitcode});
+  const ProcessResult r = clang(args);
+  if (r.exit_code != 0) {
+    throw InputError(fmt::format("{}program {} does not compile (clang-14{}):\n{}", prefix(where), path,
+                                 r.timed_out ? ", time limit" : "", first_lines(r.err, 20)));
+  }
+  impl->context = std::make_unique<llvm::LLVMContext>();
+  llvm::SMDiagnostic diag;
+  impl->module = llvm::parseIRFile(bitcode, diag, *impl->context);
+  if (!impl->module) {
+    throw InternalError(fmt::format("{}cannot read the IR clang-14 made of {}: {}", prefix(where), path,
+                                    diag.getMessage().str()));
+  }
+  llvm::Function* f = find_function(*impl->module, function, where, path);
+  impl->function = f;
+  impl->symbol = f->getName().str();
+  if (f->isVarArg()) {
+    throw InputError(fmt::format("{}program {}: '{}' takes variable arguments; the decision function needs fixed "
+                                 "scalar parameters",
+                                 prefix(where), path, function));
+  }
+
+  // Parameters: names from the IR (kept by -fno-discard-value-names), signedness from debug info.
+  const llvm::DISubprogram* sp = f->getSubprogram();
+  llvm::DITypeRefArray types;
+  if (sp != nullptr && sp->getType() != nullptr) types = sp->getType()->getTypeArray();
+  auto debug_type = [&](unsigned i) -> const llvm::DIType* {
+    return i < types.size() ? types[i] : nullptr;  // 0 is the return type
+  };
+  for (llvm::Argument& a : f->args()) {
+    auto in = scalar(a.getType(), debug_type(a.getArgNo() + 1));
+    const std::string name = a.getName().empty() ? fmt::format("arg{}", a.getArgNo()) : a.getName().str();
+    if (!in) {
+      throw InputError(fmt::format("{}program {}: parameter '{}' of '{}' has type {}; decision functions take "
+                                   "bool, integer, float and double parameters",
+                                   prefix(where), path, name, function, llvm_type_name(a.getType())));
+    }
+    in->name = name;
+    impl->inputs.push_back(*in);
+  }
+  // Scalar globals a query may declare as inputs (named as in the source; static locals have dots).
+  for (llvm::GlobalVariable& g : impl->module->globals()) {
+    if (!g.hasInitializer() || g.isConstant() || g.getName().contains('.')) continue;
+    llvm::SmallVector<llvm::DIGlobalVariableExpression*, 1> gv;
+    g.getDebugInfo(gv);
+    auto in = scalar(g.getValueType(), gv.empty() ? nullptr : gv[0]->getVariable()->getType());
+    if (!in) continue;
+    in->name = g.getName().str();
+    in->global = true;
+    impl->inputs.push_back(*in);
+    impl->globals.push_back(&g);
+  }
+  auto ret = scalar(f->getReturnType(), debug_type(0));
+  if (!ret) {
+    throw InputError(fmt::format("{}program {}: '{}' returns {}; the decision must be returned as a bool, "
+                                 "integer, float or double",
+                                 prefix(where), path, function, llvm_type_name(f->getReturnType())));
+  }
+  ret->name = "return";
+  impl->result = *ret;
+  return Program(std::move(impl));
+}
+
+z3::expr Program::fresh_input(z3::context& ctx, const ProgramInput& in, ProgramFloats floats) const {
+  const char* name = in.name.c_str();
+  switch (in.kind) {
+    case ProgramInput::Kind::Bool: return ctx.bool_const(name);
+    case ProgramInput::Kind::Int: return ctx.bv_const(name, in.bits);
+    case ProgramInput::Kind::Float:
+      if (floats == ProgramFloats::Real) return ctx.real_const(name);
+      return ctx.constant(name, in.bits == 32 ? ctx.fpa_sort(8, 24) : ctx.fpa_sort(11, 53));
+  }
+  throw InternalError("program: unknown input kind");
+}
+
+NativeValue Program::run_native(const std::vector<std::optional<NativeValue>>& inputs) const {
+  const Impl& ir = *impl_;
+  if (inputs.size() != ir.inputs.size()) throw InternalError("program: run_native needs one value per input");
+  if (ir.native.empty()) {
+    // A harness reads the inputs from argv (integers in decimal, floats in hex: exact), calls the
+    // function and prints the result. It links against the same bitcode, with the function and
+    // declared globals made external so the harness can reach them.
+    std::string decls;
+    std::string sets;
+    std::string params;
+    std::string args;
+    for (std::size_t i = 0; i < ir.inputs.size(); ++i) {
+      const ProgramInput& in = ir.inputs[i];
+      const std::string type = c_type(in);
+      const std::string read = in.kind == ProgramInput::Kind::Float ? fmt::format("strtod(argv[{}], 0)", i + 1)
+                               : in.is_signed && in.kind == ProgramInput::Kind::Int
+                                   ? fmt::format("strtoll(argv[{}], 0, 10)", i + 1)
+                                   : fmt::format("strtoull(argv[{}], 0, 10)", i + 1);
+      if (in.global) {
+        decls += fmt::format("extern {} witness_global_{} __asm__(\"{}\");\n", type, i, in.name);
+        sets += fmt::format("  if (argv[{}][0] != '-' || argv[{}][1] != 0) witness_global_{} = ({}){};\n", i + 1, i + 1,
+                            i, type, read);
+      } else {
+        params += fmt::format("{}{}", params.empty() ? "" : ", ", type);
+        args += fmt::format("{}({}){}", args.empty() ? "" : ", ", type, read);
+      }
+    }
+    const ProgramInput& res = ir.result;
+    const std::string print = res.kind == ProgramInput::Kind::Float ? "printf(\"%a\\n\", (double)r);"
+                              : res.is_signed && res.kind == ProgramInput::Kind::Int
+                                  ? "printf(\"%lld\\n\", (long long)r);"
+                                  : "printf(\"%llu\\n\", (unsigned long long)r);";
+    const std::string harness = fmt::format(
+        "#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n{}"
+        "extern {} witness_decide({}) __asm__(\"{}\");\n"
+        "int main(int argc, char** argv) {{\n  if (argc != {}) return 3;\n{}  {} r = witness_decide({});\n"
+        "  {}\n  return 0;\n}}\n",
+        decls, c_type(res), params.empty() ? "void" : params, ir.symbol, ir.inputs.size() + 1, sets, c_type(res),
+        args, print);
+    const std::string harness_path = ir.work_dir + "/harness.c";
+    const std::string linked = ir.work_dir + "/native.bc";
+    const std::string exe = ir.work_dir + "/native";
+    {
+      std::error_code ec;
+      llvm::raw_fd_ostream out(harness_path, ec);
+      if (ec) throw InternalError(fmt::format("cannot write {}: {}", harness_path, ec.message()));
+      out << harness;
+    }
+    // Internal linkage would hide the function and globals from the harness.
+    ir.function->setLinkage(llvm::GlobalValue::ExternalLinkage);
+    for (llvm::GlobalVariable* g : ir.globals) g->setLinkage(llvm::GlobalValue::ExternalLinkage);
+    {
+      std::error_code ec;
+      llvm::raw_fd_ostream out(linked, ec);
+      if (ec) throw InternalError(fmt::format("cannot write {}: {}", linked, ec.message()));
+      llvm::WriteBitcodeToFile(*ir.module, out);
+    }
+    std::vector<std::string> a = {"-O1", "-ffp-contract=off", "-Wno-everything", linked, harness_path, "-lm", "-o",
+                                  exe};
+    const ProcessResult r = clang(a);
+    if (r.exit_code != 0) {
+      throw InternalError(fmt::format("cannot build the native replay of {}:\n{}", ir.path, first_lines(r.err, 20)));
+    }
+    ir.native = exe;
+  }
+  std::vector<std::string> argv = {ir.native};
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const ProgramInput& in = ir.inputs[i];
+    if (!inputs[i]) {
+      if (!in.global) throw InternalError("program: run_native needs a value for every parameter");
+      argv.emplace_back("-");
+    } else if (in.kind == ProgramInput::Kind::Bool) {
+      argv.emplace_back(inputs[i]->integer != 0 ? "1" : "0");
+    } else if (in.kind == ProgramInput::Kind::Float) {
+      argv.push_back(fmt::format("{:a}", inputs[i]->number));
+    } else if (in.kind == ProgramInput::Kind::Int && in.is_signed) {
+      argv.push_back(fmt::format("{}", inputs[i]->integer));
+    } else {
+      argv.push_back(fmt::format("{}", inputs[i]->unsigned_integer));
+    }
+  }
+  const ProcessResult r = run_process(argv, kRunSeconds);
+  if (r.exit_code != 0) {
+    throw InternalError(fmt::format("the native run of {} on the scenario failed ({}){}", ir.path,
+                                    r.timed_out ? "time limit" : fmt::format("exit code {}", r.exit_code),
+                                    r.err.empty() ? "" : ": " + first_lines(r.err, 5)));
+  }
+  NativeValue v;
+  const char* text = r.out.c_str();
+  if (ir.result.kind == ProgramInput::Kind::Float) {
+    v.number = std::strtod(text, nullptr);
+  } else if (ir.result.kind == ProgramInput::Kind::Int && ir.result.is_signed) {
+    v.integer = std::strtoll(text, nullptr, 10);
+    v.number = static_cast<double>(v.integer);
+  } else {
+    v.unsigned_integer = std::strtoull(text, nullptr, 10);
+    v.integer = static_cast<std::int64_t>(v.unsigned_integer);
+    v.number = static_cast<double>(v.unsigned_integer);
+  }
+  return v;
+}
+
+}  // namespace witness

@@ -1,0 +1,208 @@
+// Queries over programs: soid's agents written in C answer every shipped query as their ONNX
+// models do, and the car program agrees with the models on all 1024 states.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "model/evaluator.h"
+#include "model/loaders.h"
+#include "program/program.h"
+#include "query/query.h"
+
+namespace witness {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kSrc = WITNESS_SOURCE_DIR;
+
+// A C file in a fresh temporary folder, removed with the object.
+class TempSource {
+ public:
+  explicit TempSource(const std::string& text) {
+    static int n = 0;
+    dir_ = fs::temp_directory_path() / fmt::format("witness-query-program-{}-{}", getpid(), n++);
+    fs::create_directories(dir_);
+    std::ofstream(path()) << text;
+  }
+  ~TempSource() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  TempSource(const TempSource&) = delete;
+  TempSource& operator=(const TempSource&) = delete;
+  [[nodiscard]] std::string path() const { return (dir_ / "agent.c").string(); }
+
+ private:
+  fs::path dir_;
+};
+
+void expect_same(const QueryAnswer& model, const QueryAnswer& program, const std::string& what) {
+  SCOPED_TRACE(what);
+  ASSERT_EQ(model.status, QueryAnswer::Status::Answered);
+  ASSERT_EQ(program.status, QueryAnswer::Status::Answered) << program.reason_unknown;
+  EXPECT_EQ(model.answer, program.answer);
+  EXPECT_EQ(model.vacuous, program.vacuous);
+  EXPECT_EQ(model.scenario.empty(), program.scenario.empty());
+  EXPECT_TRUE(program.cut.empty());
+  if (!program.scenario.empty()) {
+    ASSERT_TRUE(program.label.has_value());
+    EXPECT_EQ(program.evaluator_label, program.label);  // the native run agrees
+  }
+}
+
+TEST(ProgramQuery, DiabetesProgramAnswersAsTheOnnxAgent) {
+  const std::string dir = kSrc + "/examples/soid/diabetes/";
+  const Program program = Program::compile(dir + "agent.c", "decide");
+  const Model model = load_model(dir + "diabetes_agent.onnx");
+  for (const char* file : {"verify.toml", "weight.toml", "weight_plausible.toml"}) {
+    for (const Semantics sem : {Semantics::Float64, Semantics::Real, Semantics::Float32}) {
+      for (Query q : load_query_file(dir + file)) {
+        q.semantics = sem;
+        const QueryAnswer a = answer_query(program, q);
+        expect_same(answer_query(model, q), a, fmt::format("{} {}", file, to_string(sem)));
+        if (q.name == "weight" && !a.scenario.empty()) {
+          const auto w = std::find_if(a.scenario.begin(), a.scenario.end(),
+                                      [](const ScenarioValue& v) { return v.name == "weight_lb"; });
+          EXPECT_GE(w->number, 30.05 * 4096 * (1 - 1e-6));  // the BMI split at 30.05, without the 703
+        }
+      }
+    }
+  }
+}
+
+// agent.c with another Q-table compiled in, through its QTABLE_FILE macro.
+std::string car_source(const std::string& profile) {
+  const std::string car = kSrc + "/examples/soid/car/";
+  return fmt::format("#define QTABLE_FILE \"{}qtables/{}.h\"\n#include \"{}agent.c\"\n", car, profile, car);
+}
+
+const char* const kProfiles[] = {"defensive_1k", "defensive_10k", "standard_1k",     "standard_10k",
+                                 "impatient_1k", "impatient_10k", "pathological_1k", "pathological_10k"};
+
+TEST(ProgramQuery, CarProgramAnswersAsTheOnnxAgentsForEveryProfile) {
+  const std::vector<Query> queries = load_query_file(kSrc + "/examples/soid/car/queries.toml");
+  for (const char* profile : kProfiles) {
+    const TempSource src(car_source(profile));
+    const Program program = Program::compile(src.path(), "decide");
+    const Model model = load_model(fmt::format("{}/examples/soid/car/{}.onnx", kSrc, profile));
+    for (Query q : queries) {
+      for (const Semantics sem : {Semantics::Real, Semantics::Float64}) {
+        q.semantics = sem;
+        expect_same(answer_query(model, q), answer_query(program, q),
+                    fmt::format("{} {} {}", profile, q.name, to_string(sem)));
+      }
+    }
+  }
+}
+
+// Enumeration of all 1024 states: the program, run on each (symbolic execution with concrete
+// inputs folds to one path), decides as the ONNX agent's evaluator; the native build agrees on a
+// sample.
+TEST(ProgramQuery, CarProgramDecidesAllStatesAsTheOnnxAgent) {
+  for (const char* profile : {"standard_10k", "pathological_1k"}) {
+    const TempSource src(car_source(profile));
+    const Program program = Program::compile(src.path(), "decide");
+    const Model model = load_model(fmt::format("{}/examples/soid/car/{}.onnx", kSrc, profile));
+    ASSERT_EQ(program.inputs().size(), 10U);
+    Eigen::MatrixXd states(10, 1024);  // column s: state index s, in the model's input order
+    for (int s = 0; s < 1024; ++s) {
+      for (int b = 0; b < 10; ++b) {
+        const auto& name = model.input_names[static_cast<std::size_t>(b)];
+        const auto k = std::find_if(program.inputs().begin(), program.inputs().end(),
+                                    [&](const ProgramInput& p) { return p.name == name; }) -
+                       program.inputs().begin();
+        states(b, s) = (s >> (9 - k)) & 1;
+      }
+    }
+    const Evaluation ev = evaluate(model, states, Precision::Float64);
+    z3::context ctx;
+    for (int s = 0; s < 1024; ++s) {
+      std::vector<std::optional<z3::expr>> in;
+      std::vector<std::optional<NativeValue>> native;
+      for (int k = 0; k < 10; ++k) {
+        const int bit = (s >> (9 - k)) & 1;
+        in.emplace_back(ctx.bool_val(bit == 1));
+        NativeValue v;
+        v.integer = bit;
+        native.emplace_back(v);
+      }
+      const ProgramPaths paths = program.execute(ctx, in, {});
+      ASSERT_EQ(paths.done.size(), 1U);
+      EXPECT_TRUE(paths.cut.empty());
+      EXPECT_TRUE(paths.done[0].condition.is_true());
+      const int label = static_cast<int>(paths.done[0].value.get_numeral_int64());
+      EXPECT_EQ(label, ev.labels[static_cast<std::size_t>(s)]) << profile << " state " << s;
+      if (s % 37 == 0) {
+        EXPECT_EQ(program.run_native(native).integer, label) << profile << " state " << s;
+      }
+    }
+  }
+}
+
+// Every state bit free: the table lookup splits into 1024 paths; the answers are the ONNX agent's.
+TEST(ProgramQuery, CarProgramWithEveryInputFree) {
+  Query q = load_query_file(kSrc + "/examples/soid/car/queries.toml")[0];
+  for (QueryInput& in : q.inputs) in.value.reset();
+  const TempSource src(car_source("standard_10k"));
+  const Program program = Program::compile(src.path(), "decide");
+  const Model model = load_model(kSrc + "/examples/soid/car/standard_10k.onnx");
+  for (const char* behavior : {"label == 0 || !safe_to_enter || in_intersection", "label == 1"}) {
+    q.kind = std::string(behavior) == "label == 1" ? QueryKind::Might : QueryKind::Would;
+    q.behavior.text = behavior;
+    expect_same(answer_query(model, q), answer_query(program, q), behavior);
+  }
+}
+
+TEST(ProgramQuery, GlobalsLoopBoundsAndBadDeclarations) {
+  const TempSource src(
+      "int limit = 3;\n"
+      "int decide(int n) {\n"
+      "  int s = 0;\n"
+      "  for (int i = 0; i < n; i++) s = (s * 7 + i) % 1000;\n"
+      "  return s > limit;\n"
+      "}\n");
+  const Program program = Program::compile(src.path(), "decide");
+  Query q;
+  q.name = "g";
+  q.where = "test: query 'g'";
+  q.kind = QueryKind::Would;
+  q.loop_bound = 8;
+  q.inputs = {QueryInput::range("n", InputRole::State, InputType::Int, "0", "20")};
+  q.behavior.text = "label == 1 || n <= 3";
+  // n in 0..20: the loop bound cuts n > 9, so a "yes" covers only the finished paths.
+  QueryAnswer a = answer_query(program, q);
+  EXPECT_TRUE(a.answer);
+  ASSERT_EQ(a.cut.size(), 1U);
+  EXPECT_NE(a.cut[0].find("agent.c:4: the loop bound (8) was reached"), std::string::npos) << a.cut[0];
+  // Within the bound there is no cut.
+  q.inputs[0].max = "9";
+  a = answer_query(program, q);
+  EXPECT_TRUE(a.answer);
+  EXPECT_TRUE(a.cut.empty());
+  // The global is an input when declared: a larger limit makes n = 3 (s = 9) stay 0.
+  q.kind = QueryKind::Might;
+  q.inputs = {QueryInput::fixed("n", InputRole::State, InputType::Int, "3"),
+              QueryInput::range("limit", InputRole::Environment, InputType::Int, "-5", "20")};
+  q.behavior.text = "label == 0";
+  a = answer_query(program, q);
+  ASSERT_TRUE(a.answer);
+  EXPECT_GE(a.scenario[1].number, 9);
+  EXPECT_EQ(a.evaluator_label, 0);
+  // Declarations must fit the parameters' types.
+  q.inputs[0] = QueryInput::fixed("n", InputRole::State, InputType::Real, "3");
+  EXPECT_THROW((void)answer_query(program, q), InputError);
+  q.inputs[0] = QueryInput::fixed("n", InputRole::State, InputType::Int, "3000000000");
+  try {
+    (void)answer_query(program, q);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not fit the program's int"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace witness
