@@ -1,0 +1,4 @@
+int decide(int x) {
+  int y = x * 2;
+  return y +;
+}

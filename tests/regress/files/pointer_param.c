@@ -1,0 +1,1 @@
+int decide(const int* n) { return *n > 0; }

@@ -1,0 +1,5 @@
+#include <math.h>
+
+int decide(double n) {
+  return exp(n) > 2.0;
+}
