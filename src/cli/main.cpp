@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli/cli.h"
+#include "solver/z3_check.h"
 #include "core/error.h"
 
 namespace {
@@ -76,6 +77,13 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::cerr << "error: internal: " << printable(e.what()) << '\n';
     return 1;
+  }
+  // A large Z3 context may still be being freed on a helper thread: the answer is printed, so do
+  // not make the caller wait for it.
+  if (witness::contexts_retiring()) {
+    std::cout.flush();
+    std::cerr.flush();
+    std::quick_exit(status);
   }
   return status;
 }

@@ -24,6 +24,7 @@ struct QueryArgs {
   std::string semantics;
   std::string only;
   double time_limit = 0.0;
+  double memory_limit = 4096;
   bool json = false;
 };
 
@@ -162,6 +163,7 @@ int run_query(const QueryArgs& args) {
   }
   QueryOptions options;
   options.time_limit = args.time_limit;
+  options.memory_limit_mb = args.memory_limit;
   // Each model and program is loaded (compiled) once for all the queries that name it.
   std::map<std::string, std::unique_ptr<Model>> models;
   std::map<std::pair<std::string, std::string>, std::unique_ptr<Program>> programs;
@@ -217,6 +219,10 @@ void add_query_command(CLI::App& app, int& status) {
   cmd->add_option("--only", args->only, "answer only these queries (comma-separated names)");
   cmd->add_option("--time-limit", args->time_limit, "seconds per query before the solver gives up (exit 20)")
       ->check(CLI::Range(0.0, 1.0e6));
+  cmd->add_option("--memory-limit", args->memory_limit,
+                  "megabytes the solver may use per query before it gives up (exit 20); 0: no limit")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0e7));
   cmd->add_flag("--json", args->json, "print one JSON document on stdout");
   cmd->callback([args, &status] { status = run_query(*args); });
 }

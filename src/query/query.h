@@ -88,6 +88,9 @@ struct QueryOptions {
   // `values` inputs) is kept as guarded constants and computed exactly in C++, so Z3 bit-blasts
   // no arithmetic for it. 0 sends every float op to Z3 (the tests cross-check both ways).
   std::size_t float_cases = 256;
+  // Megabytes Z3 may allocate (a float query over a network can take gigabytes); beyond, the
+  // answer is unknown ("out of memory"). Z3 has one bound per process; <= 0: none.
+  double memory_limit_mb = 4096;
 };
 
 struct ScenarioValue {

@@ -1,13 +1,80 @@
 #include "solver/z3_check.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 #include "core/alarm.h"
 
 namespace witness {
+
+namespace {
+
+// One helper thread deletes retired contexts in order; at exit it finishes the queue.
+class ContextGraveyard {
+ public:
+  ContextGraveyard() : worker_([this] { work(); }) {}
+  ~ContextGraveyard() {
+    {
+      const std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_one();
+    worker_.join();
+  }
+  ContextGraveyard(const ContextGraveyard&) = delete;
+  ContextGraveyard& operator=(const ContextGraveyard&) = delete;
+
+  void bury(std::unique_ptr<z3::context> ctx, std::vector<z3::solver> solvers) {
+    pending_.fetch_add(1);
+    {
+      const std::lock_guard lock(mutex_);
+      queue_.emplace_back(std::move(solvers), std::move(ctx));
+    }
+    wake_.notify_one();
+  }
+  [[nodiscard]] bool busy() const { return pending_.load() > 0; }
+
+ private:
+  void work() {
+    std::unique_lock lock(mutex_);
+    while (true) {
+      wake_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      auto next = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      next.first.clear();  // the solvers before their context
+      next.second.reset();
+      pending_.fetch_sub(1);
+      lock.lock();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::pair<std::vector<z3::solver>, std::unique_ptr<z3::context>>> queue_;
+  std::atomic<int> pending_{0};
+  bool stop_ = false;
+  std::thread worker_;  // last: starts after the rest is built
+};
+
+ContextGraveyard& graveyard() {
+  static ContextGraveyard g;
+  return g;
+}
+
+}  // namespace
+
+RetiringContext::RetiringContext() : ctx_(std::make_unique<z3::context>()) { (void)graveyard(); }
+RetiringContext::~RetiringContext() { graveyard().bury(std::move(ctx_), std::move(solvers_)); }
+bool contexts_retiring() { return graveyard().busy(); }
 
 bool is_z3_resource_message(const std::string& msg) {
   for (const char* word : {"canceled", "cancelled", "timeout", "max. resource", "resource limit", "memory"}) {

@@ -11,7 +11,9 @@
 
 #include <z3++.h>
 
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace witness {
 
@@ -27,5 +29,26 @@ Z3Check z3_check(z3::solver& solver, double seconds);
 
 // True for Z3's words for resource exhaustion (timeout, interrupt, memory, rlimit).
 bool is_z3_resource_message(const std::string& msg);
+
+// A Z3 context deleted on a helper thread: freeing the gigabytes of a large bit-blasted query
+// takes seconds, which would otherwise run past the caller's time limit. Declare it before every
+// term and solver of the context (it goes last).
+class RetiringContext {
+ public:
+  RetiringContext();
+  ~RetiringContext();
+  RetiringContext(const RetiringContext&) = delete;
+  RetiringContext& operator=(const RetiringContext&) = delete;
+  z3::context& operator*() { return *ctx_; }
+  // A solver of the context, freed on the helper thread too (its clauses are most of the memory).
+  void keep(const z3::solver& s) { solvers_.push_back(s); }
+
+ private:
+  std::unique_ptr<z3::context> ctx_;
+  std::vector<z3::solver> solvers_;
+};
+
+// Whether a retired context is still being deleted (a process may then exit without waiting).
+bool contexts_retiring();
 
 }  // namespace witness
