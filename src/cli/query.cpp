@@ -123,6 +123,7 @@ nlohmann::json to_json(const Query& q, const QueryAnswer& a) {
   j["vacuous"] = a.vacuous ? nlohmann::json(*a.vacuous) : nlohmann::json(nullptr);
   if (!a.note.empty()) j["note"] = a.note;
   if (!a.cut.empty()) j["cut"] = a.cut;
+  if (a.changed_inputs) j["nearest"] = {{"changed_inputs", *a.changed_inputs}, {"proven", a.nearest_proven}};
   j["seconds"] = a.seconds;
   j["solver"] = a.solver_stats;
   return j;

@@ -113,6 +113,7 @@ std::string input_value(const Query& q, const QueryInput& in, const std::string&
 struct PreparedInput {
   const QueryInput* decl = nullptr;
   std::optional<std::string> value;
+  std::optional<std::string> logged;
   std::optional<std::string> min, max;
   std::vector<std::string> values;
 };
@@ -312,6 +313,7 @@ Prepared prepare(const Subject& subject, const Query& q) {
     if (it->value) pi.value = input_value(q, *it, *it->value, "value");
     if (it->min) pi.min = input_value(q, *it, *it->min, "min");
     if (it->max) pi.max = input_value(q, *it, *it->max, "max");
+    if (it->logged) pi.logged = input_value(q, *it, *it->logged, "logged");
     if (it->type == InputType::Bool && (pi.min || pi.max)) {
       throw InputError(fmt::format("{}: input '{}': a bool has no min/max; use values = [true, false] or leave it free",
                                    place(it->where, q.where), n));
@@ -583,7 +585,8 @@ class QueryRun {
       report_cuts(s, a);
       return;
     }
-    const z3::model m = s.get_model();
+    z3::model m = s.get_model();
+    if (q_.nearest) m = nearest(d, s, x, m, a);
     std::vector<typename C::Num> xc;
     bool irrational = false;
     for (std::size_t i = 0; i < p_.inputs.size(); ++i) {
@@ -822,7 +825,7 @@ class QueryRun {
   // and gigabytes for a free input into a network) is then not needed. False: no luck, solve.
   template <typename C>
   bool scenario_from_real(QueryAnswer& a) {
-    if (subject_.program != nullptr || subject_.model == nullptr) return false;
+    if (subject_.program != nullptr || subject_.model == nullptr || q_.nearest) return false;
     if (std::none_of(p_.inputs.begin(), p_.inputs.end(), [](const PreparedInput& pi) { return !pi.value; })) {
       return false;
     }
@@ -885,6 +888,99 @@ class QueryRun {
       return true;
     }
     return false;
+  }
+
+  // The scenario nearest the logged facts, from a first one (m): fewer changed inputs while the
+  // solver finds them, then a smaller total change |x - logged|, each step a check for a strictly
+  // better scenario. The solver holds the query (premise and behavior).
+  template <typename S>
+  z3::model nearest(S& d, z3::solver& s, const std::vector<typename S::Num>& x, z3::model m, QueryAnswer& a) {
+    z3::context& ctx = s.ctx();
+    std::vector<std::size_t> ref;
+    for (std::size_t i = 0; i < p_.inputs.size(); ++i) {
+      if (!p_.inputs[i].value && p_.inputs[i].logged) ref.push_back(i);
+    }
+    if (ref.empty()) {
+      a.note = "nearest: no free input has a logged value (logged = ...) to measure changes from";
+      return m;
+    }
+    constexpr unsigned kBits = 16;
+    z3::expr count = ctx.bv_val(0, kBits);
+    auto dist = d.integer(0);
+    for (const std::size_t i : ref) {
+      const auto logged = d.literal(*p_.inputs[i].logged);
+      count = count + z3::ite(d.eq(x[i], logged), ctx.bv_val(0, kBits), ctx.bv_val(1, kBits));
+      const auto diff = d.sub(x[i], logged);
+      dist = d.add(dist, d.ite(d.lt(diff, d.integer(0)), d.neg(diff), diff));
+    }
+    for (const auto& c : d.side) s.add(c);  // conditions the distance terms added
+    // Improves while the solver finds a better scenario; true when no better one exists.
+    auto improve = [&](const auto& better_than_best, const auto& update, int max_steps) {
+      for (int step = 0; step < max_steps; ++step) {
+        s.push();
+        s.add(better_than_best());
+        std::string why;
+        const z3::check_result r = check(s, why);
+        if (r == z3::sat) m = s.get_model();
+        s.pop();
+        if (r == z3::unsat) return true;
+        if (r != z3::sat) return false;
+        update();
+      }
+      return false;
+    };
+    std::uint64_t changed = m.eval(count, true).get_numeral_uint64();
+    const bool fewest = changed == 0 || improve([&] { return z3::ult(count, ctx.bv_val(changed, kBits)); },
+                                                [&] { changed = m.eval(count, true).get_numeral_uint64(); },
+                                                static_cast<int>(ref.size()));
+    s.push();
+    s.add(count == ctx.bv_val(changed, kBits));
+    auto best = [&] {
+      if constexpr (std::is_same_v<S, Z3RealDomain>) {
+        bool rounded = false;
+        return z3_rational(m.eval(dist, true), rounded).value_or(Rational(0)).to_string();
+      } else {
+        return fmt::format("{}", d.value_in(m, dist));
+      }
+    };
+    // Bisection between a total known impossible (lo) and the best found, then one check for
+    // anything strictly smaller (which proves the best smallest).
+    std::string total = best();
+    double lo = 0.0;
+    constexpr int kSteps = 24;
+    int steps = 0;
+    bool stopped = false;
+    for (; steps < kSteps; ++steps) {
+      const double hi = Rational::parse(total).to_double();
+      if (!std::isfinite(hi) || hi - lo <= 1e-9 * std::max(1.0, hi)) break;
+      const double mid = lo + (hi - lo) / 2;
+      s.push();
+      s.add(d.le(dist, d.literal(fmt::format("{}", mid))));
+      std::string why;
+      const z3::check_result r = check(s, why);
+      if (r == z3::sat) m = s.get_model();
+      s.pop();
+      if (r == z3::unknown) {
+        stopped = true;
+        break;
+      }
+      if (r == z3::sat) {
+        total = best();
+      } else {
+        lo = mid;
+      }
+    }
+    const bool smallest = !stopped && improve([&] { return d.lt(dist, d.literal(total)); }, [&] { total = best(); }, 8);
+    s.pop();
+    a.changed_inputs = static_cast<int>(changed);
+    a.nearest_proven = fewest && smallest;
+    a.note = fmt::format(
+        "nearest the logged facts: {} of {} logged inputs changed ({}), total change {:.12g} ({})", changed,
+        ref.size(), fewest ? "fewest possible" : "the search for fewer stopped", Rational::parse(total).to_double(),
+        smallest ? "smallest possible"
+                 : fmt::format("within {:.3g} of the smallest{}", Rational::parse(total).to_double() - lo,
+                               stopped ? "; the search stopped at the time limit" : ""));
+    return m;
   }
 
   [[nodiscard]] double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }

@@ -46,6 +46,9 @@ struct QueryInput {
   std::optional<std::string> min;
   std::optional<std::string> max;
   std::vector<std::string> values;
+  // The logged fact of an input the query leaves free: what `nearest` measures changes from.
+  // Query files set it from `logged = ...`, or from the file's own value the query overrides.
+  std::optional<std::string> logged;
   std::string where;  // "file: line L" for messages; empty for queries built in code
 
   static QueryInput fixed(std::string name, InputRole role, InputType type, std::string value);
@@ -69,6 +72,9 @@ struct Query {
   std::string program_path;  // instead of a model: a C/C++ program (program/program.h) ...
   std::string function;      // ... and its decision function
   int loop_bound = 64;       // programs: times one block may run per call; more is cut and reported
+  // Ask for the scenario nearest the logged facts: fewest inputs changed from their logged value,
+  // then the smallest total change |x - logged| (computed in the query's semantics).
+  bool nearest = false;
   QueryKind kind = QueryKind::Might;
   Semantics semantics = Semantics::Real;
   std::vector<QueryInput> inputs;  // every model input, by name, in any order
@@ -120,6 +126,10 @@ struct QueryAnswer {
   // factual) itself has no solution, so the answer holds vacuously; nullopt if that check gave up.
   std::optional<bool> vacuous;
   std::string note;  // anything the reader must know about the scenario
+  // With nearest: inputs changed from their logged value, and whether fewer (then a smaller
+  // total change) was proven impossible, or the search stopped (time limit, step cap).
+  std::optional<int> changed_inputs;
+  bool nearest_proven = false;
   // Programs: why some inputs of the premise ran off the explored paths (loop bound, undefined
   // behaviour). Non-empty means an answer without a scenario is not a proof.
   std::vector<std::string> cut;

@@ -16,9 +16,9 @@ namespace witness {
 namespace {
 
 constexpr std::string_view kQueryKeys[] = {"name",     "description", "model",      "program", "function",
-                                           "loop_bound", "kind",     "semantics",   "inputs", "environment",
+                                           "loop_bound", "nearest", "kind",     "semantics",   "inputs", "environment",
                                            "state",    "behavior",    "factual"};
-constexpr std::string_view kInputKeys[] = {"role", "type", "value", "min", "max", "values", "description"};
+constexpr std::string_view kInputKeys[] = {"role", "type", "value", "min", "max", "values", "logged", "description"};
 
 class QueryFileReader {
  public:
@@ -140,6 +140,7 @@ class QueryFileReader {
       fail(type, fmt::format("type must be bool, int or real, not '{}'", ty));
     in.type = ty == "bool" ? InputType::Bool : ty == "int" ? InputType::Int : InputType::Real;
     if (const toml::node* v = t->get("value")) in.value = scalar(*v, "'value'");
+    if (const toml::node* v = t->get("logged")) in.logged = scalar(*v, "'logged'");
     if (const toml::node* v = t->get("min")) in.min = scalar(*v, "'min'");
     if (const toml::node* v = t->get("max")) in.max = scalar(*v, "'max'");
     if (const toml::node* v = t->get("values")) {
@@ -158,6 +159,8 @@ class QueryFileReader {
       QueryInput in = input(std::string(key.str()), value);
       auto it = std::find_if(out.begin(), out.end(), [&](const QueryInput& o) { return o.name == in.name; });
       if (it != out.end()) {
+        // A query that frees a logged fact keeps it as the point `nearest` measures from.
+        if (!in.logged) in.logged = it->value ? it->value : it->logged;
         *it = std::move(in);
       } else {
         out.push_back(std::move(in));
@@ -203,6 +206,11 @@ class QueryFileReader {
                                   q.name));
       }
       q.function = string_of(function, "'function'");
+    }
+    if (const toml::node* n = get(t, defaults, "nearest")) {
+      const auto v = n->value<bool>();
+      if (!v) fail(n, "nearest must be true or false");
+      q.nearest = *v;
     }
     if (const toml::node* b = get(t, defaults, "loop_bound")) {
       const auto v = b->value<std::int64_t>();

@@ -105,8 +105,10 @@ QUERIES = {  # name: (kind, behavior label, family)
     "moves_elsewhere_at_entry": ("might", 0, family({}, ENV, env=lambda s: not s["safe_to_enter"],
         factual=lambda s: s["obj_in_range"] and not s["cars_waiting_to_enter"] and not s["car_entering_range"]
                           and not s["has_right_of_way"] and not s["intersection_empty"])),
+    "nearest_stop": ("might", 1, family({}, ENV)),
 }
-assert [len(f) for _, _, f in QUERIES.values()] == [1, 1, 4, 4, 1, 31]
+assert [len(f) for _, _, f in QUERIES.values()] == [1, 1, 4, 4, 1, 31, 64]
+changes = lambda s: sum(s[n] != LOGGED[n] for n in LOGGED)
 
 d = json.load(open(json_path))
 got = {q["name"]: q for q in d["queries"]}
@@ -135,6 +137,10 @@ for name, (kind, want_label, fam) in QUERIES.items():
     else:
         if s is not None: why.append(f"scenario {s} (want null)")
         if q["vacuous"] is not False: why.append(f"vacuous {q['vacuous']} (want false)")
+    if name == "nearest_stop" and s is not None:  # the scenario changes as few logged inputs as any
+        fewest = min(changes(f) for f in fam if label[index(f)] == 1)
+        if changes(s) != fewest: why.append(f"scenario changes {changes(s)} inputs, fewest is {fewest}")
+        if q["nearest"] != {"changed_inputs": fewest, "proven": True}: why.append(f"nearest {q['nearest']}")
     print("FAIL" if why else "PASS", name, f"{kind} label == {want_label} = {want}", "; ".join(why))
 EOF
 for profile in defensive standard impatient pathological; do
@@ -149,8 +155,8 @@ for profile in defensive standard impatient pathological; do
       [[ $verdict == PASS ]]
       check "car $model $name: $msg" $?
     done < <("$PY" "$T/car_check.py" "$QT/${model}_train.csv" "$T/car.json" 2>&1)
-    [[ $lines -eq 7 ]]
-    check "car $model: the enumeration checked 6 queries (got $lines lines)" $?
+    [[ $lines -eq 8 ]]
+    check "car $model: the enumeration checked 7 queries (got $lines lines)" $?
   done
 done
 

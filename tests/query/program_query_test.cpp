@@ -157,6 +157,50 @@ TEST(ProgramQuery, CarProgramWithEveryInputFree) {
   }
 }
 
+// nearest = true: the scenario changes as few logged inputs as any scenario can (enumeration of
+// the 64 perceptions), for the models and the C program alike.
+TEST(ProgramQuery, NearestScenarioChangesFewestLoggedInputs) {
+  std::vector<Query> all = load_query_file(kSrc + "/examples/soid/car/queries.toml");
+  const auto it = std::find_if(all.begin(), all.end(), [](const Query& q) { return q.name == "nearest_stop"; });
+  ASSERT_NE(it, all.end());
+  const Query q = *it;
+  ASSERT_TRUE(q.nearest);
+  for (const char* profile : kProfiles) {
+    const Model model = load_model(fmt::format("{}/examples/soid/car/{}.onnx", kSrc, profile));
+    // Brute force: every value of the free inputs, the others as logged.
+    std::vector<std::size_t> free;
+    Eigen::MatrixXd x(10, 64);
+    std::vector<double> logged(10);
+    for (std::size_t i = 0; i < 10; ++i) {
+      const auto in = std::find_if(q.inputs.begin(), q.inputs.end(),
+                                   [&](const QueryInput& d) { return d.name == model.input_names[i]; });
+      const std::string& v = in->value ? *in->value : *in->logged;
+      logged[i] = v == "true" ? 1 : 0;
+      if (!in->value) free.push_back(i);
+    }
+    ASSERT_EQ(free.size(), 6U);
+    for (int c = 0; c < 64; ++c) {
+      for (std::size_t i = 0; i < 10; ++i) x(static_cast<Eigen::Index>(i), c) = logged[i];
+      for (std::size_t k = 0; k < 6; ++k) x(static_cast<Eigen::Index>(free[k]), c) = (c >> k) & 1;
+    }
+    const Evaluation ev = evaluate(model, x, Precision::Float64);
+    int fewest = 99;
+    for (int c = 0; c < 64; ++c) {
+      int changed = 0;
+      for (std::size_t k = 0; k < 6; ++k) changed += x(static_cast<Eigen::Index>(free[k]), c) != logged[free[k]] ? 1 : 0;
+      if (ev.labels[static_cast<std::size_t>(c)] == 1) fewest = std::min(fewest, changed);
+    }
+    const TempSource src(car_source(profile));
+    const Program program = Program::compile(src.path(), "decide");
+    for (const QueryAnswer& a : {answer_query(model, q), answer_query(program, q)}) {
+      ASSERT_EQ(a.answer, fewest < 99) << profile;
+      if (!a.answer) continue;
+      EXPECT_EQ(a.changed_inputs, fewest) << profile;
+      EXPECT_TRUE(a.nearest_proven) << profile;
+    }
+  }
+}
+
 TEST(ProgramQuery, GlobalsLoopBoundsAndBadDeclarations) {
   const TempSource src(
       "int limit = 3;\n"
