@@ -4,8 +4,8 @@
 #include <string>
 
 #include "cli/cli.h"
-#include "solver/z3_check.h"
 #include "core/error.h"
+#include "solver/z3_check.h"
 
 namespace {
 // Messages may quote bytes from a corrupt file: show them escaped, so the one error line is

@@ -186,23 +186,30 @@ Program Program::compile(const std::string& path, const std::string& function, c
   args.insert(args.end(), {"-emit-llvm", "-c", path, "-o", bitcode});
   const ProcessResult r = clang(args);
   if (r.exit_code != 0) {
+    // clang's error lines (file:line:column: error: ...), without the source excerpts and carets.
+    std::string errors;
+    std::istringstream in(r.err);
+    for (std::string line; std::getline(in, line);) {
+      if (line.find("error:") != std::string::npos) errors += line + "\n";
+    }
     throw InputError(fmt::format("{}program {} does not compile (clang-14{}):\n{}", prefix(where), path,
-                                 r.timed_out ? ", time limit" : "", first_lines(r.err, 20)));
+                                 r.timed_out ? ", time limit" : "", first_lines(errors.empty() ? r.err : errors, 10)));
   }
   impl->context = std::make_unique<llvm::LLVMContext>();
   llvm::SMDiagnostic diag;
   impl->module = llvm::parseIRFile(bitcode, diag, *impl->context);
   if (!impl->module) {
-    throw InternalError(fmt::format("{}cannot read the IR clang-14 made of {}: {}", prefix(where), path,
-                                    diag.getMessage().str()));
+    throw InternalError(
+        fmt::format("{}cannot read the IR clang-14 made of {}: {}", prefix(where), path, diag.getMessage().str()));
   }
   llvm::Function* f = find_function(*impl->module, function, where, path);
   impl->function = f;
   impl->symbol = f->getName().str();
   if (f->isVarArg()) {
-    throw InputError(fmt::format("{}program {}: '{}' takes variable arguments; the decision function needs fixed "
-                                 "scalar parameters",
-                                 prefix(where), path, function));
+    throw InputError(
+        fmt::format("{}program {}: '{}' takes variable arguments; the decision function needs fixed "
+                    "scalar parameters",
+                    prefix(where), path, function));
   }
 
   // Parameters: names from the IR (kept by -fno-discard-value-names), signedness from debug info.
@@ -216,9 +223,10 @@ Program Program::compile(const std::string& path, const std::string& function, c
     auto in = scalar(a.getType(), debug_type(a.getArgNo() + 1));
     const std::string name = a.getName().empty() ? fmt::format("arg{}", a.getArgNo()) : a.getName().str();
     if (!in) {
-      throw InputError(fmt::format("{}program {}: parameter '{}' of '{}' has type {}; decision functions take "
-                                   "bool, integer, float and double parameters",
-                                   prefix(where), path, name, function, llvm_type_name(a.getType())));
+      throw InputError(
+          fmt::format("{}program {}: parameter '{}' of '{}' has type {}; decision functions take "
+                      "bool, integer, float and double parameters",
+                      prefix(where), path, name, function, llvm_type_name(a.getType())));
     }
     in->name = name;
     impl->inputs.push_back(*in);
@@ -237,9 +245,10 @@ Program Program::compile(const std::string& path, const std::string& function, c
   }
   auto ret = scalar(f->getReturnType(), debug_type(0));
   if (!ret) {
-    throw InputError(fmt::format("{}program {}: '{}' returns {}; the decision must be returned as a bool, "
-                                 "integer, float or double",
-                                 prefix(where), path, function, llvm_type_name(f->getReturnType())));
+    throw InputError(
+        fmt::format("{}program {}: '{}' returns {}; the decision must be returned as a bool, "
+                    "integer, float or double",
+                    prefix(where), path, function, llvm_type_name(f->getReturnType())));
   }
   ret->name = "return";
   impl->result = *ret;
@@ -295,8 +304,8 @@ NativeValue Program::run_native(const std::vector<std::optional<NativeValue>>& i
         "extern {} witness_decide({}) __asm__(\"{}\");\n"
         "int main(int argc, char** argv) {{\n  if (argc != {}) return 3;\n{}  {} r = witness_decide({});\n"
         "  {}\n  return 0;\n}}\n",
-        decls, c_type(res), params.empty() ? "void" : params, ir.symbol, ir.inputs.size() + 1, sets, c_type(res),
-        args, print);
+        decls, c_type(res), params.empty() ? "void" : params, ir.symbol, ir.inputs.size() + 1, sets, c_type(res), args,
+        print);
     const std::string harness_path = ir.work_dir + "/harness.c";
     const std::string linked = ir.work_dir + "/native.bc";
     const std::string exe = ir.work_dir + "/native";

@@ -33,10 +33,10 @@ enum class ProgramFloats : std::uint8_t { Ieee, Real };
 struct ProgramInput {
   std::string name;
   enum class Kind : std::uint8_t { Bool, Int, Float } kind = Kind::Int;
-  unsigned bits = 32;      // Int: width; Float: 32 or 64; Bool: 1
-  bool is_signed = true;   // Int only, from the debug info (int vs unsigned)
-  bool global = false;     // a global variable (its initializer unless the query declares it)
-  std::string type_name;   // the C type, for messages and the native harness
+  unsigned bits = 32;     // Int: width; Float: 32 or 64; Bool: 1
+  bool is_signed = true;  // Int only, from the debug info (int vs unsigned)
+  bool global = false;    // a global variable (its initializer unless the query declares it)
+  std::string type_name;  // the C type, for messages and the native harness
 };
 
 // One value of a native run: integers exactly, floats as doubles (a float is widened exactly).

@@ -33,7 +33,7 @@ struct Program::Impl {
   std::vector<ProgramInput> inputs;
   std::vector<llvm::GlobalVariable*> globals;  // for the inputs marked global, in order
   ProgramInput result;
-  std::string work_dir;       // a temporary folder holding the bitcode and the native build
+  std::string work_dir;        // a temporary folder holding the bitcode and the native build
   mutable std::string native;  // the native harness, built on first use
 
   ~Impl();

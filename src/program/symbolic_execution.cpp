@@ -134,8 +134,11 @@ class Executor {
 
   [[nodiscard]] z3::expr float_numeral(double v, unsigned bits) const {
     if (real()) {
-      if (!std::isfinite(v)) throw UnsupportedError(fmt::format("program {}: a non-finite float constant has no "
-                                                                "real value; ask in float semantics", ir_.path));
+      if (!std::isfinite(v))
+        throw UnsupportedError(
+            fmt::format("program {}: a non-finite float constant has no "
+                        "real value; ask in float semantics",
+                        ir_.path));
       return ctx_.real_val(Rational::from_double(v).to_string().c_str());
     }
     if (std::isnan(v)) return ctx_.fpa_nan(fp_sort(bits));
@@ -201,7 +204,8 @@ class Executor {
     if (const auto* f = llvm::dyn_cast<llvm::ConstantFP>(c)) {
       const bool single = f->getType()->isFloatTy();
       if (!single && !f->getType()->isDoubleTy()) unsupported(at, "a floating-point type other than float and double");
-      const double v = single ? static_cast<double>(f->getValueAPF().convertToFloat()) : f->getValueAPF().convertToDouble();
+      const double v =
+          single ? static_cast<double>(f->getValueAPF().convertToFloat()) : f->getValueAPF().convertToDouble();
       return {Val::Kind::Float, float_numeral(v, single ? 32 : 64)};
     }
     if (llvm::isa<llvm::ConstantPointerNull>(c)) return {Val::Kind::Pointer, ctx_.bv_val(0, 64), -1};
@@ -257,7 +261,8 @@ class Executor {
     }
     if (const auto* arr = llvm::dyn_cast<llvm::ArrayType>(t)) {
       const std::uint64_t step = layout_.getTypeAllocSize(arr->getElementType());
-      for (unsigned i = 0; i < arr->getNumElements(); ++i) initialize(obj, offset + i * step, c->getAggregateElement(i));
+      for (unsigned i = 0; i < arr->getNumElements(); ++i)
+        initialize(obj, offset + i * step, c->getAggregateElement(i));
       return;
     }
     if (const auto* st = llvm::dyn_cast<llvm::StructType>(t)) {
@@ -331,8 +336,10 @@ class Executor {
       out = out ? select(!valid, z, *out, at) : z;
       valid = z3::ule(p.term, ctx_.bv_val(obj.size - size, 64)) && obj.size >= size;
     }
-    if (!out) throw PathCut{fmt::format("{}: reads '{}' at a symbolic offset with no value there", where(at), obj.name)};
-    cut_unless(s, valid.simplify(), fmt::format("{}: may read outside '{}' or uninitialized memory", where(at), obj.name));
+    if (!out)
+      throw PathCut{fmt::format("{}: reads '{}' at a symbolic offset with no value there", where(at), obj.name)};
+    cut_unless(s, valid.simplify(),
+               fmt::format("{}: may read outside '{}' or uninitialized memory", where(at), obj.name));
     return *out;
   }
 
@@ -360,10 +367,11 @@ class Executor {
       valid = valid || hit;
       auto it = obj.cells.find(k);
       Val old = it != obj.cells.end() && it->second.size == size ? reinterpret(it->second.value, t, at)
-                : obj.zero ? zero_of(t)
+                : obj.zero                                       ? zero_of(t)
                            : Val{v.kind, ctx_.constant(fmt::format("uninit!{}", fresh_++).c_str(), v.term.get_sort()),
                                  v.object};
-      if (it != obj.cells.end() && it->second.size != size) unsupported(at, "a symbolic write over values of other sizes");
+      if (it != obj.cells.end() && it->second.size != size)
+        unsupported(at, "a symbolic write over values of other sizes");
       erase_overlap(obj, k, size);
       obj.cells.emplace(k, Cell{size, t, select(hit, v, old, at)});
     }
@@ -391,7 +399,7 @@ class Executor {
     s.pc = s.pc && ok;
   }
 
-  Val gep(const llvm::GEPOperator& g, Val base, Frame* f, const llvm::Instruction* at) {
+  Val gep(const llvm::GEPOperator& g, const Val& base, Frame* f, const llvm::Instruction* at) {
     if (base.kind != Val::Kind::Pointer) unsupported(at, "pointer arithmetic on a non-pointer");
     z3::expr off = base.term;
     for (auto it = llvm::gep_type_begin(g); it != llvm::gep_type_end(g); ++it) {
@@ -414,8 +422,8 @@ class Executor {
   // --- control ------------------------------------------------------------------------------
   void enter(Frame& f, const llvm::BasicBlock* to, const llvm::BasicBlock* from) {
     if (++f.visits[to] > options_.loop_bound + 1) {
-      throw PathCut{fmt::format("{}: the loop bound ({}) was reached", where(&*to->getFirstNonPHIOrDbg()),
-                                options_.loop_bound)};
+      throw PathCut{
+          fmt::format("{}: the loop bound ({}) was reached", where(&*to->getFirstNonPHIOrDbg()), options_.loop_bound)};
     }
     std::vector<std::pair<const llvm::PHINode*, Val>> phis;
     for (const llvm::PHINode& phi : to->phis()) {
@@ -479,8 +487,9 @@ class Executor {
         return {Val::Kind::Int, fold(x + y)};
       case llvm::Instruction::Sub:
         if (nsw) {
-          cut_unless(s, (wrap(Z3_mk_bvsub_no_overflow(ctx_, x, y)) && wrap(Z3_mk_bvsub_no_underflow(ctx_, x, y, true)))
-                            .simplify(),
+          cut_unless(s,
+                     (wrap(Z3_mk_bvsub_no_overflow(ctx_, x, y)) && wrap(Z3_mk_bvsub_no_underflow(ctx_, x, y, true)))
+                         .simplify(),
                      fmt::format("{}: signed integer overflow in a subtraction", where(&inst)));
         }
         return {Val::Kind::Int, fold(x - y)};
@@ -556,7 +565,7 @@ class Executor {
       lt = fold(wrap(Z3_mk_fpa_lt(ctx_, x, y)));
       eq = fold(wrap(Z3_mk_fpa_eq(ctx_, x, y)));
     }
-    const z3::expr gt = fold(real() ? x > y : wrap(Z3_mk_fpa_gt(ctx_, x, y)));
+    z3::expr gt = fold(real() ? x > y : wrap(Z3_mk_fpa_gt(ctx_, x, y)));
     switch (p) {
       case P::FCMP_FALSE: return ctx_.bool_val(false);
       case P::FCMP_TRUE: return ctx_.bool_val(true);
@@ -617,8 +626,8 @@ class Executor {
       case llvm::Instruction::ZExt:
       case llvm::Instruction::SExt: {
         if (v.kind == Val::Kind::Bool) {
-          const z3::expr one = c.getOpcode() == llvm::Instruction::ZExt ? ctx_.bv_val(1, to_bits)
-                                                                        : ctx_.bv_val(-1, to_bits);
+          const z3::expr one =
+              c.getOpcode() == llvm::Instruction::ZExt ? ctx_.bv_val(1, to_bits) : ctx_.bv_val(-1, to_bits);
           return {Val::Kind::Int, fold(z3::ite(v.term, one, ctx_.bv_val(0, to_bits)))};
         }
         const unsigned extra = to_bits - v.term.get_sort().bv_size();
@@ -631,13 +640,14 @@ class Executor {
       case llvm::Instruction::FPToSI:
       case llvm::Instruction::FPToUI: {
         const bool is_signed = c.getOpcode() == llvm::Instruction::FPToSI;
-        const unsigned w = to_bits == 1 ? 1 : to_bits;
+        const unsigned w = to_bits;
+        if (w == 0 || w > 64) unsupported(&c, "a conversion to an integer wider than 64 bits");
         if (real()) {
           // Truncation toward zero, then the range check of C's conversion.
           const z3::expr i = z3::ite(v.term >= 0, to_int(v.term), -to_int(-v.term));
-          const z3::expr lo = ctx_.int_val(is_signed ? -(std::int64_t{1} << (w - 1)) : 0);
-          const z3::expr hi = ctx_.int_val(is_signed ? ((std::uint64_t{1} << (w - 1)) - 1)
-                                                     : (w == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << w) - 1));
+          const std::uint64_t half = std::uint64_t{1} << (w - 1);
+          const z3::expr lo = is_signed ? ctx_.int_val(("-" + std::to_string(half)).c_str()) : ctx_.int_val(0);
+          const z3::expr hi = ctx_.int_val(is_signed ? half - 1 : half - 1 + half);
           cut_unless(s, (lo <= i && i <= hi).simplify(),
                      fmt::format("{}: a float converted to an integer type that cannot hold it", where(&c)));
           const z3::expr bv = z3::int2bv(w, i);
@@ -653,7 +663,8 @@ class Executor {
                             wrap(Z3_mk_fpa_lt(ctx_, t, float_numeral(hi, fbits)));
         cut_unless(s, ok.simplify(),
                    fmt::format("{}: a float converted to an integer type that cannot hold it", where(&c)));
-        const z3::expr bv = wrap(is_signed ? Z3_mk_fpa_to_sbv(ctx_, rtz, v.term, w) : Z3_mk_fpa_to_ubv(ctx_, rtz, v.term, w));
+        const z3::expr bv =
+            wrap(is_signed ? Z3_mk_fpa_to_sbv(ctx_, rtz, v.term, w) : Z3_mk_fpa_to_ubv(ctx_, rtz, v.term, w));
         return w == 1 ? Val{Val::Kind::Bool, fold(bv == ctx_.bv_val(1, 1))} : Val{Val::Kind::Int, fold(bv)};
       }
       case llvm::Instruction::SIToFP:
@@ -710,10 +721,9 @@ class Executor {
       if (name == "ceil") return {Val::Kind::Float, fold(up)};
       if (name == "trunc") return {Val::Kind::Float, fold(z3::ite(x >= 0, down, up))};
       const z3::expr half = ctx_.real_val(1, 2);
-      return {Val::Kind::Float, fold(z3::ite(x >= 0, z3::to_real(to_int(x + half)),
-                                             -z3::to_real(to_int(-x + half))))};
+      return {Val::Kind::Float, fold(z3::ite(x >= 0, z3::to_real(to_int(x + half)), -z3::to_real(to_int(-x + half))))};
     }
-    Z3_ast mode = name == "floor" ? Z3_mk_fpa_rtn(ctx_)
+    Z3_ast mode = name == "floor"   ? Z3_mk_fpa_rtn(ctx_)
                   : name == "ceil"  ? Z3_mk_fpa_rtp(ctx_)
                   : name == "trunc" ? Z3_mk_fpa_rtz(ctx_)
                                     : Z3_mk_fpa_rna(ctx_);
@@ -763,14 +773,18 @@ class Executor {
     if (base == "smax" || base == "smin" || base == "umax" || base == "umin") {
       const z3::expr& x = args.at(0).term;
       const z3::expr& y = args.at(1).term;
-      const z3::expr pick = base == "smax" ? x > y : base == "smin" ? x < y : base == "umax" ? z3::ugt(x, y) : z3::ult(x, y);
+      const z3::expr pick = base == "smax"   ? x > y
+                            : base == "smin" ? x < y
+                            : base == "umax" ? z3::ugt(x, y)
+                                             : z3::ult(x, y);
       f.regs.insert_or_assign(&c, Val{Val::Kind::Int, fold(z3::ite(pick, x, y))});
       return false;
     }
     if (base == "abs" && name.starts_with("llvm.")) {
       const z3::expr& x = args.at(0).term;
       const unsigned w = x.get_sort().bv_size();
-      if (const auto* poison = llvm::dyn_cast<llvm::ConstantInt>(c.getArgOperand(1)); poison != nullptr && poison->isOne()) {
+      if (const auto* poison = llvm::dyn_cast<llvm::ConstantInt>(c.getArgOperand(1));
+          poison != nullptr && poison->isOne()) {
         cut_unless(s, (x != ctx_.bv_val(std::uint64_t{1} << (w - 1), w)).simplify(),
                    fmt::format("{}: abs of the most negative integer", where(&c)));
       }
@@ -835,7 +849,8 @@ class Executor {
       return false;
     }
     if (const auto* c = llvm::dyn_cast<llvm::CastInst>(&inst)) {
-      if (op == llvm::Instruction::PtrToInt || op == llvm::Instruction::IntToPtr) unsupported(&inst, "a pointer-integer cast");
+      if (op == llvm::Instruction::PtrToInt || op == llvm::Instruction::IntToPtr)
+        unsupported(&inst, "a pointer-integer cast");
       set(cast(*c, v(0), s));
       return false;
     }
@@ -932,8 +947,8 @@ class Executor {
         return false;
       }
       case llvm::Instruction::Unreachable:
-        throw PathCut{fmt::format("{}: reaches unreachable code (a missing return, or undefined behaviour)",
-                                  where(&inst))};
+        throw PathCut{
+            fmt::format("{}: reaches unreachable code (a missing return, or undefined behaviour)", where(&inst))};
       default: break;
     }
     unsupported(&inst, fmt::format("the instruction '{}'", inst.getOpcodeName()));

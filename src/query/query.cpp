@@ -251,8 +251,8 @@ void check_program_types(const Subject& subject, const Query& q, const Prepared&
                                                          : d.type != InputType::Bool;
     if (!ok) {
       throw InputError(fmt::format("{}: input '{}' is declared {}, but the program's {} '{}' is {}; declare it {}",
-                                   place(d.where, q.where), d.name, to_string(d.type), in.global ? "global" : "parameter",
-                                   in.name, in.type_name, want));
+                                   place(d.where, q.where), d.name, to_string(d.type),
+                                   in.global ? "global" : "parameter", in.name, in.type_name, want));
     }
     if (in.kind != ProgramInput::Kind::Int) continue;
     const auto [lo, hi] = int_range(in);
@@ -551,7 +551,8 @@ class QueryRun {
     const ModelValues<S> mv = subject_.program != nullptr ? encode_program(d, ctx, x) : encode_model(d, ctx, x);
     if (program_timed_out_) {
       a.status = QueryAnswer::Status::Unknown;
-      a.reason_unknown = fmt::format("time limit ({} s) during the symbolic execution of the program", options_.time_limit);
+      a.reason_unknown =
+          fmt::format("time limit ({} s) during the symbolic execution of the program", options_.time_limit);
       return;
     }
     const z3::expr pre = premise(d, p_, x, mv);
@@ -702,7 +703,8 @@ class QueryRun {
     run.assume = assume;
     run.loop_bound = q_.loop_bound;
     if (options_.time_limit > 0) {
-      run.deadline = start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.time_limit));
+      run.deadline =
+          start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.time_limit));
     }
     ProgramPaths paths = program.execute(ctx, args, run);
     program_timed_out_ = paths.timed_out;
@@ -717,7 +719,8 @@ class QueryRun {
     program_result_ = value;
     program_defined_ = defined.simplify();
     for (const ProgramCut& c : paths.cut) {
-      auto same = std::find_if(program_cuts_.begin(), program_cuts_.end(), [&](const auto& k) { return k.second == c.reason; });
+      auto same =
+          std::find_if(program_cuts_.begin(), program_cuts_.end(), [&](const auto& k) { return k.second == c.reason; });
       if (same == program_cuts_.end()) {
         program_cuts_.emplace_back(c.condition, c.reason);
       } else {
@@ -741,9 +744,10 @@ class QueryRun {
       a.cut.push_back(r == z3::sat ? reason : reason + " (maybe: the check gave up)");
     }
     if (!a.cut.empty()) {
-      a.note = fmt::format("some scenarios of the premise leave the explored paths ({}); the answer covers only the "
-                           "scenarios on which the program finished, so it is not a proof",
-                           fmt::join(a.cut, "; "));
+      a.note = fmt::format(
+          "some scenarios of the premise leave the explored paths ({}); the answer covers only the "
+          "scenarios on which the program finished, so it is not a proof",
+          fmt::join(a.cut, "; "));
     }
   }
 
@@ -788,8 +792,8 @@ class QueryRun {
     a.label = label_of(label);
     const NativeValue got = program.run_native(native);
     const std::string text = program.result().kind == ProgramInput::Kind::Float ? shortest(got.number)
-                             : program.result().is_signed                    ? std::to_string(got.integer)
-                                                                             : std::to_string(got.unsigned_integer);
+                             : program.result().is_signed                       ? std::to_string(got.integer)
+                                                                                : std::to_string(got.unsigned_integer);
     ScenarioValue out;
     out.name = "return";
     out.number = got.number;
@@ -808,14 +812,16 @@ class QueryRun {
       return;
     }
     if constexpr (!std::is_same_v<C, ExactDomain>) {
-      throw InternalError(fmt::format("{}: on the scenario the compiled program returns {}, but its symbolic execution "
-                                      "gives {}",
-                                      q_.where, text, shortest(label)));
+      throw InternalError(
+          fmt::format("{}: on the scenario the compiled program returns {}, but its symbolic execution "
+                      "gives {}",
+                      q_.where, text, shortest(label)));
     }
-    a.note = fmt::format("the compiled program (float arithmetic) returns {} on this scenario, not {}: rounding "
-                         "changes the result{}",
-                         text, scenario_value("", label, false).text,
-                         rounded_inputs ? " (the exact inputs were also rounded to doubles)" : "");
+    a.note = fmt::format(
+        "the compiled program (float arithmetic) returns {} on this scenario, not {}: rounding "
+        "changes the result{}",
+        text, scenario_value("", label, false).text,
+        rounded_inputs ? " (the exact inputs were also rounded to doubles)" : "");
   }
 
   // The scenario meets the declarations, the premise and the behavior in concrete semantics C.
@@ -881,9 +887,9 @@ class QueryRun {
         a.scenario.back().free = !p_.inputs[i].value;
       }
       replay<C>(a, xc);
-      const std::string how = fmt::format(
-          "found at the real-semantics scenario{}, checked exactly in {} (no float solver needed)",
-          xc == base ? "" : " moved slightly", to_string(q_.semantics));
+      const std::string how =
+          fmt::format("found at the real-semantics scenario{}, checked exactly in {} (no float solver needed)",
+                      xc == base ? "" : " moved slightly", to_string(q_.semantics));
       a.note = a.note.empty() ? how : how + "; " + a.note;
       return true;
     }
@@ -975,8 +981,8 @@ class QueryRun {
     a.changed_inputs = static_cast<int>(changed);
     a.nearest_proven = fewest && smallest;
     a.note = fmt::format(
-        "nearest the logged facts: {} of {} logged inputs changed ({}), total change {:.12g} ({})", changed,
-        ref.size(), fewest ? "fewest possible" : "the search for fewer stopped", Rational::parse(total).to_double(),
+        "nearest the logged facts: {} of {} logged inputs changed ({}), total change {:.12g} ({})", changed, ref.size(),
+        fewest ? "fewest possible" : "the search for fewer stopped", Rational::parse(total).to_double(),
         smallest ? "smallest possible"
                  : fmt::format("within {:.3g} of the smallest{}", Rational::parse(total).to_double() - lo,
                                stopped ? "; the search stopped at the time limit" : ""));

@@ -67,8 +67,8 @@ struct QueryText {
 struct Query {
   std::string name;
   std::string description;
-  std::string model_path;   // as resolved against the query file (informational once loaded)
-  std::string model_where;  // "file: line L, column C" of the model (or program) key, for load errors
+  std::string model_path;    // as resolved against the query file (informational once loaded)
+  std::string model_where;   // "file: line L, column C" of the model (or program) key, for load errors
   std::string program_path;  // instead of a model: a C/C++ program (program/program.h) ...
   std::string function;      // ... and its decision function
   int loop_bound = 64;       // programs: times one block may run per call; more is cut and reported

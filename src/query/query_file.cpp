@@ -15,9 +15,9 @@
 namespace witness {
 namespace {
 
-constexpr std::string_view kQueryKeys[] = {"name",     "description", "model",      "program", "function",
-                                           "loop_bound", "nearest", "kind",     "semantics",   "inputs", "environment",
-                                           "state",    "behavior",    "factual"};
+constexpr std::string_view kQueryKeys[] = {"name",        "description", "model",    "program",   "function",
+                                           "loop_bound",  "nearest",     "kind",     "semantics", "inputs",
+                                           "environment", "state",       "behavior", "factual"};
 constexpr std::string_view kInputKeys[] = {"role", "type", "value", "min", "max", "values", "logged", "description"};
 
 class QueryFileReader {
@@ -202,8 +202,8 @@ class QueryFileReader {
     const toml::node* function = get(t, defaults, "function");
     if (program != nullptr) {
       if (function == nullptr) {
-        fail(program, fmt::format("query '{}' names a program but no function = \"...\" (the decision function)",
-                                  q.name));
+        fail(program,
+             fmt::format("query '{}' names a program but no function = \"...\" (the decision function)", q.name));
       }
       q.function = string_of(function, "'function'");
     }

@@ -125,7 +125,8 @@ Outcome check_against_native(const std::string& source, const std::vector<std::v
       }
     }
     bool on_cut = false;
-    for (const ProgramCut& c : paths.cut) on_cut = on_cut || z3::expr(c.condition).substitute(from, to).simplify().is_true();
+    for (const ProgramCut& c : paths.cut)
+      on_cut = on_cut || z3::expr(c.condition).substitute(from, to).simplify().is_true();
     std::string at;
     for (const auto& t : to) at += t.to_string() + " ";
     if (on_cut) {
@@ -174,8 +175,8 @@ TEST(Program, LoopsAgreeWithNativeRuns) {
 }
 
 TEST(Program, LoopBoundCutsLongRuns) {
-  const Outcome o = check_against_native("int fn(int n) { int s = 1; for (int i = 0; i < n; i++) s = s * 3 % 101; return s; }",
-                                         {ints(0, 9)}, 5);
+  const Outcome o = check_against_native(
+      "int fn(int n) { int s = 1; for (int i = 0; i < n; i++) s = s * 3 % 101; return s; }", {ints(0, 9)}, 5);
   // A block may run loop_bound + 1 times: the rotated loop's body runs n times, so n = 0..6 finish.
   EXPECT_EQ(o.finished, 7);
   EXPECT_EQ(o.cut, 3);
@@ -192,8 +193,8 @@ TEST(Program, ArraysAndOutOfBoundsReads) {
                                          {ints(-1, 4), ints(-1, 4)});
   // table[i + 1] and table[j + 1] are in bounds for i, j in -1..4: every tuple finishes.
   EXPECT_EQ(o.finished, 36);
-  const Outcome oob = check_against_native("int fn(int i) { static const int t[3] = {4, 5, 6}; return t[i]; }",
-                                           {ints(-2, 4)});
+  const Outcome oob =
+      check_against_native("int fn(int i) { static const int t[3] = {4, 5, 6}; return t[i]; }", {ints(-2, 4)});
   EXPECT_EQ(oob.finished, 3);
   EXPECT_EQ(oob.cut, 4);  // i = -2, -1, 3, 4 read outside t
 }
@@ -214,12 +215,13 @@ TEST(Program, FloatsAgreeBitForBitWithNativeRuns) {
 }
 
 TEST(Program, IntegerWrapAroundAndSignedOverflow) {
-  const Outcome wrap = check_against_native(R"(
+  const Outcome wrap =
+      check_against_native(R"(
     unsigned fn(unsigned a, unsigned char b, short c) {
       unsigned h = a * 2654435761u + (unsigned)(b << 3);
       return h ^ (unsigned)(c >> 2) ^ (h >> 7);
     })",
-                                            {{{0, 0}, {1, 1}, {4294967295, 0}, {123456789, 0}}, ints(250, 255), ints(-3, 3)});
+                           {{{0, 0}, {1, 1}, {4294967295, 0}, {123456789, 0}}, ints(250, 255), ints(-3, 3)});
   EXPECT_EQ(wrap.finished, 4 * 6 * 7);
   // Signed overflow is undefined behaviour in C: those inputs are cut, with the line.
   SourceFile file("overflow.c", "int fn(int a) {\n  return a * 100000;\n}\n");
@@ -227,7 +229,8 @@ TEST(Program, IntegerWrapAroundAndSignedOverflow) {
   z3::context ctx;
   const ProgramPaths paths = p.execute(ctx, {p.fresh_input(ctx, p.inputs()[0], ProgramFloats::Ieee)}, {});
   ASSERT_EQ(paths.cut.size(), 1U);
-  EXPECT_NE(paths.cut[0].reason.find("overflow.c:2: signed integer overflow"), std::string::npos) << paths.cut[0].reason;
+  EXPECT_NE(paths.cut[0].reason.find("overflow.c:2: signed integer overflow"), std::string::npos)
+      << paths.cut[0].reason;
 }
 
 TEST(Program, StructsCallsAndSwitches) {

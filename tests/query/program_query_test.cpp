@@ -187,7 +187,8 @@ TEST(ProgramQuery, NearestScenarioChangesFewestLoggedInputs) {
     int fewest = 99;
     for (int c = 0; c < 64; ++c) {
       int changed = 0;
-      for (std::size_t k = 0; k < 6; ++k) changed += x(static_cast<Eigen::Index>(free[k]), c) != logged[free[k]] ? 1 : 0;
+      for (std::size_t k = 0; k < 6; ++k)
+        changed += x(static_cast<Eigen::Index>(free[k]), c) != logged[free[k]] ? 1 : 0;
       if (ev.labels[static_cast<std::size_t>(c)] == 1) fewest = std::min(fewest, changed);
     }
     const TempSource src(car_source(profile));
