@@ -220,8 +220,31 @@ Program Program::compile(const std::string& path, const std::string& function, c
     return i < types.size() ? types[i] : nullptr;  // 0 is the return type
   };
   for (llvm::Argument& a : f->args()) {
-    auto in = scalar(a.getType(), debug_type(a.getArgNo() + 1));
     const std::string name = a.getName().empty() ? fmt::format("arg{}", a.getArgNo()) : a.getName().str();
+    if (f->getReturnType()->isVoidTy() && a.getType()->isPointerTy() && impl->out_arg < 0) {
+      // A void function returns its decision through its first pointer parameter (int* action).
+      const auto* ptr = llvm::dyn_cast_or_null<llvm::DIDerivedType>(base_type(debug_type(a.getArgNo() + 1)));
+      const llvm::DIType* pointee = ptr != nullptr ? base_type(ptr->getBaseType()) : nullptr;
+      const auto* basic = llvm::dyn_cast_or_null<llvm::DIBasicType>(pointee);
+      const auto bits = basic != nullptr ? static_cast<unsigned>(basic->getSizeInBits()) : 0U;
+      const bool is_float = basic != nullptr && basic->getEncoding() == llvm::dwarf::DW_ATE_float;
+      llvm::Type* t =
+          is_float ? (bits == 32 ? llvm::Type::getFloatTy(*impl->context) : llvm::Type::getDoubleTy(*impl->context))
+                   : llvm::Type::getIntNTy(*impl->context, std::max(bits, 1U));
+      auto out = basic != nullptr && (!is_float || bits == 32 || bits == 64) ? scalar(t, pointee) : std::nullopt;
+      if (!out) {
+        throw InputError(
+            fmt::format("{}program {}: the out-parameter '{}' of '{}' must point to a bool, integer, "
+                        "float or double",
+                        prefix(where), path, name, function));
+      }
+      out->name = name;
+      impl->result = *out;
+      impl->out_arg = static_cast<int>(a.getArgNo());
+      impl->out_type = t;
+      continue;
+    }
+    auto in = scalar(a.getType(), debug_type(a.getArgNo() + 1));
     if (!in) {
       throw InputError(
           fmt::format("{}program {}: parameter '{}' of '{}' has type {}; decision functions take "
@@ -243,11 +266,12 @@ Program Program::compile(const std::string& path, const std::string& function, c
     impl->inputs.push_back(*in);
     impl->globals.push_back(&g);
   }
+  if (impl->out_arg >= 0) return Program(std::move(impl));
   auto ret = scalar(f->getReturnType(), debug_type(0));
   if (!ret) {
     throw InputError(
         fmt::format("{}program {}: '{}' returns {}; the decision must be returned as a bool, "
-                    "integer, float or double",
+                    "integer, float or double (or written through an out-parameter of a void function)",
                     prefix(where), path, function, llvm_type_name(f->getReturnType())));
   }
   ret->name = "return";
@@ -278,9 +302,18 @@ NativeValue Program::run_native(const std::vector<std::optional<NativeValue>>& i
     std::string sets;
     std::string params;
     std::string args;
+    const auto out_position = static_cast<std::size_t>(ir.out_arg);
+    auto out_here = [&](std::size_t params_so_far) {
+      if (ir.out_arg >= 0 && params_so_far == out_position) {
+        params += fmt::format("{}{}*", params.empty() ? "" : ", ", c_type(ir.result));
+        args += fmt::format("{}&r", args.empty() ? "" : ", ");
+      }
+    };
+    std::size_t n_params = 0;
     for (std::size_t i = 0; i < ir.inputs.size(); ++i) {
       const ProgramInput& in = ir.inputs[i];
       const std::string type = c_type(in);
+      if (!in.global) out_here(n_params++);
       const std::string read = in.kind == ProgramInput::Kind::Float ? fmt::format("strtod(argv[{}], 0)", i + 1)
                                : in.is_signed && in.kind == ProgramInput::Kind::Int
                                    ? fmt::format("strtoll(argv[{}], 0, 10)", i + 1)
@@ -294,6 +327,7 @@ NativeValue Program::run_native(const std::vector<std::optional<NativeValue>>& i
         args += fmt::format("{}({}){}", args.empty() ? "" : ", ", type, read);
       }
     }
+    out_here(n_params);
     const ProgramInput& res = ir.result;
     const std::string print = res.kind == ProgramInput::Kind::Float ? "printf(\"%a\\n\", (double)r);"
                               : res.is_signed && res.kind == ProgramInput::Kind::Int
@@ -302,10 +336,10 @@ NativeValue Program::run_native(const std::vector<std::optional<NativeValue>>& i
     const std::string harness = fmt::format(
         "#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n{}"
         "extern {} witness_decide({}) __asm__(\"{}\");\n"
-        "int main(int argc, char** argv) {{\n  if (argc != {}) return 3;\n{}  {} r = witness_decide({});\n"
+        "int main(int argc, char** argv) {{\n  if (argc != {}) return 3;\n{}  {} r = 0;\n  {}witness_decide({});\n"
         "  {}\n  return 0;\n}}\n",
-        decls, c_type(res), params.empty() ? "void" : params, ir.symbol, ir.inputs.size() + 1, sets, c_type(res), args,
-        print);
+        decls, ir.out_arg >= 0 ? "void" : c_type(res), params.empty() ? "void" : params, ir.symbol,
+        ir.inputs.size() + 1, sets, c_type(res), ir.out_arg >= 0 ? "" : "r = ", args, print);
     const std::string harness_path = ir.work_dir + "/harness.c";
     const std::string linked = ir.work_dir + "/native.bc";
     const std::string exe = ir.work_dir + "/native";

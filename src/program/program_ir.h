@@ -33,8 +33,10 @@ struct Program::Impl {
   std::vector<ProgramInput> inputs;
   std::vector<llvm::GlobalVariable*> globals;  // for the inputs marked global, in order
   ProgramInput result;
-  std::string work_dir;        // a temporary folder holding the bitcode and the native build
-  mutable std::string native;  // the native harness, built on first use
+  int out_arg = -1;                // a void function's out-parameter holding the decision, or -1
+  llvm::Type* out_type = nullptr;  // the type the decision is stored as there
+  std::string work_dir;            // a temporary folder holding the bitcode and the native build
+  mutable std::string native;      // the native harness, built on first use
 
   ~Impl();
 };

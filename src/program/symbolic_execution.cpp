@@ -90,6 +90,15 @@ class Executor {
     top.function = ir_.function;
     std::size_t k = 0;
     for (const llvm::Argument& a : ir_.function->args()) {
+      if (static_cast<int>(a.getArgNo()) == ir_.out_arg) {
+        auto obj = std::make_shared<Object>();
+        obj->name = a.getName().str();
+        obj->size = layout_.getTypeStoreSize(ir_.out_type);
+        out_object_ = static_cast<int>(s.memory.size());
+        s.memory.push_back(std::move(obj));
+        top.regs.emplace(&a, Val{Val::Kind::Pointer, ctx_.bv_val(0, 64), out_object_});
+        continue;
+      }
       top.regs.emplace(&a, input_value(ir_.inputs[k], *inputs.at(k)));
       ++k;
     }
@@ -937,6 +946,12 @@ class Executor {
         if (inst.getNumOperands() > 0) r = v(0);
         s.stack.pop_back();
         if (s.stack.empty()) {
+          if (out_object_ >= 0) {
+            const Val stored = load(s, Val{Val::Kind::Pointer, ctx_.bv_val(0, 64), out_object_}, ir_.out_type, &inst);
+            const bool is_bool = ir_.result.kind == ProgramInput::Kind::Bool;
+            r = is_bool ? Val{Val::Kind::Bool, fold(stored.term != ctx_.bv_val(0, stored.term.get_sort().bv_size()))}
+                        : stored;
+          }
           if (!r) throw InternalError("program: the decision function returned no value");
           out_.done.push_back({s.pc.simplify(), r->term});
           return true;
@@ -1025,6 +1040,7 @@ class Executor {
   llvm::DataLayout layout_;
   std::unordered_map<const llvm::GlobalVariable*, int> global_index_;
   ProgramPaths out_;
+  int out_object_ = -1;  // the out-parameter's object, when the decision is written there
   int fresh_ = 0;
   z3::solver addresses_;  // holds options_.assume; enumerates the values of symbolic addresses
 };

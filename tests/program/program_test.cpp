@@ -255,6 +255,23 @@ TEST(Program, StructsCallsAndSwitches) {
   EXPECT_EQ(o.finished, 5 * 2 * 10);
 }
 
+TEST(Program, DecisionThroughAnOutParameter) {
+  const Outcome o = check_against_native(R"(
+    void fn(int x, short* action, double y) {
+      *action = 3;
+      if (x > 2 && y < 1.5) *action = (short)(x * 2);
+    })",
+                                         {ints(0, 4), doubles({0.5, 1.5, -2.0})});
+  EXPECT_EQ(o.finished, 15);
+  const Outcome b =
+      check_against_native("#include <stdbool.h>\nvoid fn(bool* stay, int x) { *stay = x % 3 == 1; }", {ints(-4, 4)});
+  EXPECT_EQ(b.finished, 9);
+  // A decision never written is undefined: those inputs are cut.
+  const Outcome u = check_against_native("void fn(int* out, int x) { if (x > 0) *out = x; }", {ints(-2, 2)});
+  EXPECT_EQ(u.finished, 2);
+  EXPECT_EQ(u.cut, 3);
+}
+
 TEST(Program, BadProgramsNameFileAndLine) {
   {
     SourceFile f("syntax.c", "int decide(int x) {\n  return x +;\n}\n");
