@@ -991,30 +991,31 @@ class QueryRun {
 
   [[nodiscard]] double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
-  // The scenario meets the declarations, the premise and the behavior in concrete semantics C.
+  // The inputs meet their declarations (range, values, integrality).
+  template <typename C>
+  bool inputs_declared(C& c, const std::vector<typename C::Num>& xc) const {
+    bool ok = true;
+    for (std::size_t i = 0; i < p_.inputs.size(); ++i) {
+      ok = ok && declared(c, p_.inputs[i], xc[i]);
+      if (p_.inputs[i].decl->type != InputType::Real) ok = ok && C::round_half_away(xc[i]) == xc[i];
+    }
+    return ok;
+  }
+
+  // A model's scenario in concrete semantics C: finite inputs (as the solver's are) meeting the
+  // declarations, the premise and the behavior.
   template <typename C>
   bool scenario_holds(C& c, const std::vector<typename C::Num>& xc, const ModelValues<C>& mv) const {
-    bool inputs_ok = true;
-    for (std::size_t i = 0; i < p_.inputs.size(); ++i) {
-      inputs_ok = inputs_ok && declared(c, p_.inputs[i], xc[i]);
-      if (p_.inputs[i].decl->type != InputType::Real) {
-        inputs_ok = inputs_ok && C::round_half_away(xc[i]) == xc[i];
-      }
-      if constexpr (!std::is_same_v<C, ExactDomain>) inputs_ok = inputs_ok && std::isfinite(xc[i]);
+    if constexpr (!std::is_same_v<C, ExactDomain>) {
+      if (!std::all_of(xc.begin(), xc.end(), [](auto v) { return std::isfinite(v); })) return false;
     }
-    return inputs_ok && premise(c, p_, xc, mv) && c.defined() &&
+    return inputs_declared(c, xc) && premise(c, p_, xc, mv) && c.defined() &&
            evaluate_condition(p_.behavior, c, xc, mv) == (q_.kind == QueryKind::Might);
   }
 
   template <typename C>
   void check_scenario(C& c, const std::vector<typename C::Num>& xc, const ModelValues<C>& mv) const {
-    bool inputs_ok = true;
-    for (std::size_t i = 0; i < p_.inputs.size(); ++i) {
-      inputs_ok = inputs_ok && declared(c, p_.inputs[i], xc[i]);
-      if (p_.inputs[i].decl->type != InputType::Real) {
-        inputs_ok = inputs_ok && C::round_half_away(xc[i]) == xc[i];
-      }
-    }
+    const bool inputs_ok = inputs_declared(c, xc);
     const bool pre = premise(c, p_, xc, mv);
     const bool defined = c.defined();  // the model's own side conditions
     const bool behavior = evaluate_condition(p_.behavior, c, xc, mv);
