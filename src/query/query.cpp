@@ -708,6 +708,19 @@ class QueryRun {
     }
     ProgramPaths paths = program.execute(ctx, args, run);
     program_timed_out_ = paths.timed_out;
+    if (paths.done.empty() && !paths.timed_out && !paths.cut.empty()) {
+      // No run finishes at all (an endless loop, endless recursion, undefined behaviour on every
+      // path): there is nothing to ask a question of.
+      std::vector<std::string> reasons;
+      for (const ProgramCut& c : paths.cut) {
+        if (std::find(reasons.begin(), reasons.end(), c.reason) == reasons.end()) reasons.push_back(c.reason);
+      }
+      throw UnsupportedError(fmt::format("{}: the program {} finishes on no input of the query ({}){}", q_.where,
+                                         program.path(), fmt::join(reasons, "; "),
+                                         reasons[0].find("loop bound") != std::string::npos
+                                             ? "; raise loop_bound if the loop does end"
+                                             : ""));
+    }
     // The returned value: the finished paths' values, chosen by their (disjoint) conditions.
     const ProgramInput& res = program.result();
     z3::expr value = paths.done.empty() ? program_literal(ctx, res, "0", real) : paths.done.back().value;
