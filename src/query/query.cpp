@@ -715,11 +715,10 @@ class QueryRun {
       for (const ProgramCut& c : paths.cut) {
         if (std::find(reasons.begin(), reasons.end(), c.reason) == reasons.end()) reasons.push_back(c.reason);
       }
-      throw UnsupportedError(fmt::format("{}: the program {} finishes on no input of the query ({}){}", q_.where,
-                                         program.path(), fmt::join(reasons, "; "),
-                                         reasons[0].find("loop bound") != std::string::npos
-                                             ? "; raise loop_bound if the loop does end"
-                                             : ""));
+      throw UnsupportedError(fmt::format(
+          "{}: the program {} finishes on no input of the query ({}){}", q_.where, program.path(),
+          fmt::join(reasons, "; "),
+          reasons[0].find("loop bound") != std::string::npos ? "; raise loop_bound if the loop does end" : ""));
     }
     // The returned value: the finished paths' values, chosen by their (disjoint) conditions.
     const ProgramInput& res = program.result();
