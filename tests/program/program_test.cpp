@@ -13,37 +13,11 @@
 #include <functional>
 
 #include "core/error.h"
+#include "source_file.h"
 
 namespace witness {
 namespace {
 
-namespace fs = std::filesystem;
-
-// A source file in a fresh temporary folder, removed with the object.
-class SourceFile {
- public:
-  SourceFile(const std::string& name, const std::string& text) {
-    dir_ = fs::temp_directory_path() / fmt::format("witness-program-test-{}-{}", getpid(), counter()++);
-    fs::create_directories(dir_);
-    path_ = (dir_ / name).string();
-    std::ofstream(path_) << text;
-  }
-  ~SourceFile() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  SourceFile(const SourceFile&) = delete;
-  SourceFile& operator=(const SourceFile&) = delete;
-  [[nodiscard]] const std::string& path() const { return path_; }
-
- private:
-  static int& counter() {
-    static int n = 0;
-    return n;
-  }
-  fs::path dir_;
-  std::string path_;
-};
 
 // One input value, as a term of the input's type and as the native run takes it.
 struct Value {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../program/source_file.h"
 #include "core/error.h"
 #include "model/evaluator.h"
 #include "model/loaders.h"
@@ -16,29 +17,7 @@
 namespace witness {
 namespace {
 
-namespace fs = std::filesystem;
 const std::string kSrc = WITNESS_SOURCE_DIR;
-
-// A C file in a fresh temporary folder, removed with the object.
-class TempSource {
- public:
-  explicit TempSource(const std::string& text) {
-    static int n = 0;
-    dir_ = fs::temp_directory_path() / fmt::format("witness-query-program-{}-{}", getpid(), n++);
-    fs::create_directories(dir_);
-    std::ofstream(path()) << text;
-  }
-  ~TempSource() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  TempSource(const TempSource&) = delete;
-  TempSource& operator=(const TempSource&) = delete;
-  [[nodiscard]] std::string path() const { return (dir_ / "agent.c").string(); }
-
- private:
-  fs::path dir_;
-};
 
 void expect_same(const QueryAnswer& model, const QueryAnswer& program, const std::string& what) {
   SCOPED_TRACE(what);
@@ -86,7 +65,7 @@ const char* const kProfiles[] = {"defensive_1k", "defensive_10k", "standard_1k",
 TEST(ProgramQuery, CarProgramAnswersAsTheOnnxAgentsForEveryProfile) {
   const std::vector<Query> queries = load_query_file(kSrc + "/examples/soid/car/queries.toml");
   for (const char* profile : kProfiles) {
-    const TempSource src(car_source(profile));
+    const SourceFile src("agent.c", car_source(profile));
     const Program program = Program::compile(src.path(), "decide");
     const Model model = load_model(fmt::format("{}/examples/soid/car/{}.onnx", kSrc, profile));
     for (Query q : queries) {
@@ -104,7 +83,7 @@ TEST(ProgramQuery, CarProgramAnswersAsTheOnnxAgentsForEveryProfile) {
 // sample.
 TEST(ProgramQuery, CarProgramDecidesAllStatesAsTheOnnxAgent) {
   for (const char* profile : {"standard_10k", "pathological_1k"}) {
-    const TempSource src(car_source(profile));
+    const SourceFile src("agent.c", car_source(profile));
     const Program program = Program::compile(src.path(), "decide");
     const Model model = load_model(fmt::format("{}/examples/soid/car/{}.onnx", kSrc, profile));
     ASSERT_EQ(program.inputs().size(), 10U);
@@ -147,7 +126,7 @@ TEST(ProgramQuery, CarProgramDecidesAllStatesAsTheOnnxAgent) {
 TEST(ProgramQuery, CarProgramWithEveryInputFree) {
   Query q = load_query_file(kSrc + "/examples/soid/car/queries.toml")[0];
   for (QueryInput& in : q.inputs) in.value.reset();
-  const TempSource src(car_source("standard_10k"));
+  const SourceFile src("agent.c", car_source("standard_10k"));
   const Program program = Program::compile(src.path(), "decide");
   const Model model = load_model(kSrc + "/examples/soid/car/standard_10k.onnx");
   for (const char* behavior : {"label == 0 || !safe_to_enter || in_intersection", "label == 1"}) {
@@ -191,7 +170,7 @@ TEST(ProgramQuery, NearestScenarioChangesFewestLoggedInputs) {
         changed += x(static_cast<Eigen::Index>(free[k]), c) != logged[free[k]] ? 1 : 0;
       if (ev.labels[static_cast<std::size_t>(c)] == 1) fewest = std::min(fewest, changed);
     }
-    const TempSource src(car_source(profile));
+    const SourceFile src("agent.c", car_source(profile));
     const Program program = Program::compile(src.path(), "decide");
     for (const QueryAnswer& a : {answer_query(model, q), answer_query(program, q)}) {
       ASSERT_EQ(a.answer, fewest < 99) << profile;
@@ -203,13 +182,13 @@ TEST(ProgramQuery, NearestScenarioChangesFewestLoggedInputs) {
 }
 
 TEST(ProgramQuery, GlobalsLoopBoundsAndBadDeclarations) {
-  const TempSource src(
-      "int limit = 3;\n"
-      "int decide(int n) {\n"
-      "  int s = 0;\n"
-      "  for (int i = 0; i < n; i++) s = (s * 7 + i) % 1000;\n"
-      "  return s > limit;\n"
-      "}\n");
+  const SourceFile src("agent.c",
+                       "int limit = 3;\n"
+                       "int decide(int n) {\n"
+                       "  int s = 0;\n"
+                       "  for (int i = 0; i < n; i++) s = (s * 7 + i) % 1000;\n"
+                       "  return s > limit;\n"
+                       "}\n");
   const Program program = Program::compile(src.path(), "decide");
   Query q;
   q.name = "g";
