@@ -18,7 +18,6 @@
 namespace witness {
 namespace {
 
-
 // One input value, as a term of the input's type and as the native run takes it.
 struct Value {
   std::int64_t integer = 0;
