@@ -10,6 +10,8 @@
 #include "core/error.h"
 #include "domain/dataset.h"
 #include "model/loaders.h"
+#include "report/bias_report.h"
+#include "report/html_report.h"
 
 namespace witness::cli {
 namespace {
@@ -23,6 +25,7 @@ struct BiasArgs {
   long long samples = 100000;
   bool json = false;
   std::map<std::string, std::string> env_options;
+  ReportFiles report;
 };
 
 void run_bias(const BiasArgs& args) {
@@ -50,35 +53,23 @@ void run_bias(const BiasArgs& args) {
   env.stats.set("bias.samples", static_cast<double>(b.samples));
   env.stats.set("bias.discriminatory", static_cast<double>(b.discriminatory));
   env.stats.set("bias.seconds", seconds);
-  std::string joined;
-  for (const auto& n : names) joined += (joined.empty() ? "" : ",") + n;
-  const std::string source = args.data.empty() ? "uniform random in-domain inputs" : "random rows of " + args.data;
-  if (args.json) {
-    nlohmann::json doc = {{"model", model.source},
-                          {"protected", names},
-                          {"samples", b.samples},
-                          {"inputs", args.data.empty() ? "uniform" : "data"},
-                          {"seed", o.seed},
-                          {"discriminatory", b.discriminatory},
-                          {"bias_percent", 100.0 * b.rate},
-                          {"ci95_percent", {100.0 * b.ci_low, 100.0 * b.ci_high}},
-                          {"seconds", seconds}};
-    doc["example"] = nullptr;
-    if (b.example) {
-      doc["example"] = {{"x", named_row(schema, b.example->first)}, {"x_prime", named_row(schema, b.example->second)}};
-    }
-    print_stats(env);
-    print_json(doc);
-    return;
-  }
+  const BiasRun run{.model = model,
+                    .schema = schema,
+                    .protected_names = names,
+                    .estimate = b,
+                    .seed = o.seed,
+                    .data = args.data,
+                    .seconds = seconds};
   print_stats(env);
-  std::cout << fmt::format("Bias% of {} for {}: {:.3f}%  (95% CI {:.3f}% .. {:.3f}%)\n", model.name, joined,
-                           100.0 * b.rate, 100.0 * b.ci_low, 100.0 * b.ci_high);
-  std::cout << fmt::format("  {} of {} {} changed label when {} changed (seed {}, {:.2f} s)\n", b.discriminatory,
-                           b.samples, source, joined, o.seed, seconds);
-  if (b.example) {
-    std::cout << "  example: " << schema.display_row(b.example->first) << '\n';
-    std::cout << "       vs: " << schema.display_row(b.example->second) << '\n';
+  const nlohmann::json doc = bias_json(run);
+  const std::string text = bias_text(run);
+  if (!args.report.html.empty() || !args.report.json.empty())
+    write_reports(args.report,
+                  report_envelope("bias", command_line(), text, doc, schema_json(schema), bias_pairs_json(run)));
+  if (args.json) {
+    print_json(doc);
+  } else {
+    std::cout << text;
   }
 }
 
@@ -95,6 +86,7 @@ void add_bias_command(CLI::App& app) {
   cmd->add_option("--samples", args->samples, "number of random inputs [default 100000]");
   cmd->add_option("--data", args->data, "draw inputs from the rows of this CSV instead of uniformly (PyFair's way)");
   cmd->add_flag("--json", args->json, "print one JSON document on stdout");
+  add_report_options(*cmd, args->report);
   add_env_options(*cmd, args->env_options, {"seed", "threads", "verbose", "stats"});
   cmd->callback([args] { run_bias(*args); });
 }

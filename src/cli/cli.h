@@ -20,6 +20,7 @@
 #include "core/options.h"
 #include "domain/schema.h"
 #include "model/model.h"
+#include "report/rows.h"
 
 namespace witness::cli {
 
@@ -36,6 +37,10 @@ void add_fair_command(CLI::App& app, int& status);
 void add_test_command(CLI::App& app, int& status);
 // `status`: 20 when the solver gave up on some query, else 0.
 void add_query_command(CLI::App& app, int& status);
+// witness report RUN.json -o OUT.html
+void add_report_command(CLI::App& app);
+// witness serve [--port P] [--root DIR]: the workbench (src/server).
+void add_serve_command(CLI::App& app);
 
 // A --flag per spec (a Bool spec is a flag without a value); `raw` receives the texts given, keyed
 // by name, to be checked and stored when the subcommand runs.
@@ -64,39 +69,21 @@ void apply_env_options(Env& env, const std::map<std::string, std::string>& raw);
 // With --stats (or --verbose 1): every counter of the run on stderr, one `stats: name = value` a line.
 void print_stats(const Env& env);
 
-// Loads a schema (with the named box, if any) and checks that it describes the model's inputs.
-Schema load_schema_for(const Model& model, const std::string& path, const std::string& box);
-// Display name of a label: the model's class label if it has them, else the index.
-std::string label_name(const Model& model, int label);
-// The same, falling back to the schema's label classes, then "<label column>=<index>".
-std::string label_name(const Model& model, const Schema& schema, int label);
-// The schema's label class name, or "<label column>=<index>", or the index.
-std::string label_name(const Schema& schema, int label);
-
 // Splits "a,b,c" into its parts, dropping empty ones.
 std::vector<std::string> split_list(const std::string& text);
 // Prints a JSON document on stdout (the only thing on stdout with --json).
 void print_json(const nlohmann::json& doc);
-// A raw row as a JSON object: feature name -> category label, or integer, or real.
-nlohmann::json named_row(const Schema& s, const Eigen::VectorXd& raw);
-
-// Witness / discriminatory pairs as CSV, one row per pair: x's raw values (category labels), then
-// the protected values of x' (columns "<name>'"), then both labels (columns label, label').
-class PairCsv {
- public:
-  PairCsv(const std::string& path, const Schema& schema, const std::vector<int>& prot);
-  void write(const Eigen::VectorXd& raw, const Eigen::VectorXd& raw_prime, const std::string& label,
-             const std::string& label_prime);
-  void close();  // throws InputError if writing failed
-  [[nodiscard]] std::int64_t rows() const { return rows_; }
-
- private:
-  std::string path_;
-  const Schema& schema_;
-  std::vector<int> prot_;
-  std::ofstream out_;
-  std::int64_t rows_ = 0;
+// --html OUT.html and --report-json OUT.json of fair, test and bias.
+struct ReportFiles {
+  std::string html;
+  std::string json;
 };
+void add_report_options(CLI::App& cmd, ReportFiles& files);
+// Writes the report envelope to the files asked for (InputError naming a file it cannot write).
+void write_reports(const ReportFiles& files, const nlohmann::json& envelope);
+// The command line as typed (for reports), recorded by main().
+void set_command_line(int argc, const char* const* argv);
+const std::string& command_line();
 
 // One self-overwriting status line on stderr, shown only when stderr is a terminal and the run has
 // lasted more than a second (so scripts and short runs stay silent).

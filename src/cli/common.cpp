@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "core/error.h"
 #include "domain/dataset.h"
+#include "report/html_report.h"
 
 namespace witness::cli {
 
@@ -45,35 +46,6 @@ void print_stats(const Env& env) {
   for (const auto& [name, value] : env.stats.all()) std::cerr << fmt::format("stats: {} = {}\n", name, value);
 }
 
-Schema load_schema_for(const Model& model, const std::string& path, const std::string& box) {
-  Schema schema = load_schema(path);
-  if (!box.empty()) schema = schema.with_box(box);
-  if (schema.model_width() != model.input_width()) {
-    throw InputError(path, "",
-                     fmt::format("the schema describes {} model inputs, but {} takes {}", schema.model_width(),
-                                 model.source, model.input_width()));
-  }
-  return schema;
-}
-
-std::string label_name(const Model& model, int label) {
-  const auto& names = model.rule.class_labels;
-  if (label >= 0 && static_cast<std::size_t>(label) < names.size()) return names[static_cast<std::size_t>(label)];
-  return std::to_string(label);
-}
-
-std::string label_name(const Model& model, const Schema& schema, int label) {
-  if (!model.rule.class_labels.empty()) return label_name(model, label);
-  return label_name(schema, label);
-}
-
-std::string label_name(const Schema& schema, int label) {
-  const auto& names = schema.label_classes();
-  if (label >= 0 && static_cast<std::size_t>(label) < names.size()) return names[static_cast<std::size_t>(label)];
-  if (!schema.label().empty()) return schema.label() + "=" + std::to_string(label);
-  return std::to_string(label);
-}
-
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
   std::string cur;
@@ -88,10 +60,51 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
-void print_json(const nlohmann::json& doc) {
-  // Names read from a corrupt file need not be UTF-8: replace bad bytes rather than fail.
-  std::cout << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+void print_json(const nlohmann::json& doc) { std::cout << json_text(doc) << '\n'; }
+
+void add_report_options(CLI::App& cmd, ReportFiles& files) {
+  cmd.add_option("--html", files.html,
+                 "also write a self-contained HTML report (opens offline: verdict, pairs, charts, command)");
+  cmd.add_option("--report-json", files.json,
+                 "also write the report's JSON (the --json document with the text, schema and pairs); "
+                 "witness report turns it into HTML");
 }
+
+void write_reports(const ReportFiles& files, const nlohmann::json& envelope) {
+  if (!files.json.empty()) {
+    std::ofstream out(files.json);
+    if (!out) throw InputError(files.json, "", "cannot open for writing");
+    out << json_text(envelope) << '\n';
+    out.close();
+    if (!out) throw InputError(files.json, "", "writing failed");
+  }
+  if (!files.html.empty()) write_html_report(files.html, envelope);
+}
+
+namespace {
+std::string& recorded_command_line() {
+  static std::string line = "witness";
+  return line;
+}
+// Quoted for a POSIX shell where needed, so the line can be pasted back.
+std::string shell_word(const std::string& word) {
+  if (!word.empty() &&
+      word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=,:+@%") ==
+          std::string::npos)
+    return word;
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+}  // namespace
+
+void set_command_line(int argc, const char* const* argv) {
+  std::string line = "witness";
+  for (int i = 1; i < argc; ++i) line += " " + shell_word(argv[i]);
+  recorded_command_line() = line;
+}
+
+const std::string& command_line() { return recorded_command_line(); }
 
 long long count_parameters(const Model& m) {
   long long n = 0;
@@ -105,51 +118,12 @@ long long count_parameters(const Model& m) {
   return n;
 }
 
-nlohmann::json named_row(const Schema& s, const Eigen::VectorXd& raw) {
-  nlohmann::json out = nlohmann::json::object();
-  for (int i = 0; i < s.size(); ++i) {
-    const Feature& f = s.feature(i);
-    // Categories by label, numbers as JSON numbers.
-    if (f.kind == FeatureKind::Categorical || f.kind == FeatureKind::Boolean) {
-      out[f.name] = s.display(i, raw(i));
-    } else if (f.integral()) {
-      out[f.name] = static_cast<long long>(raw(i));
-    } else {
-      out[f.name] = raw(i);
-    }
-  }
-  return out;
-}
-
 ProgressLine::ProgressLine() : tty_(isatty(STDERR_FILENO) != 0), start_(std::chrono::steady_clock::now()) {}
 
 void ProgressLine::show(const std::string& text) {
   if (!tty_ || std::chrono::steady_clock::now() - start_ < std::chrono::seconds(1)) return;
   std::cerr << "\r\033[K" << text << std::flush;
   shown_ = true;
-}
-
-PairCsv::PairCsv(const std::string& path, const Schema& schema, const std::vector<int>& prot)
-    : path_(path), schema_(schema), prot_(prot), out_(path) {
-  if (!out_) throw InputError(path, "", "cannot open for writing");
-  std::string header;
-  for (int i = 0; i < schema.size(); ++i) header += (i > 0 ? "," : "") + csv_field(schema.feature(i).name);
-  for (int f : prot) header += "," + csv_field(schema.feature(f).name + "'");
-  out_ << header << ",label,label'\n";
-}
-
-void PairCsv::write(const Eigen::VectorXd& raw, const Eigen::VectorXd& raw_prime, const std::string& label,
-                    const std::string& label_prime) {
-  std::string row;
-  for (int i = 0; i < schema_.size(); ++i) row += (i > 0 ? "," : "") + csv_field(schema_.display(i, raw[i]));
-  for (int f : prot_) row += "," + csv_field(schema_.display(f, raw_prime[f]));
-  out_ << row << ',' << csv_field(label) << ',' << csv_field(label_prime) << '\n';
-  ++rows_;
-}
-
-void PairCsv::close() {
-  out_.close();
-  if (!out_) throw InputError(path_, "", "write failed");
 }
 
 void ProgressLine::clear() {

@@ -5,6 +5,7 @@
 
 #include "cli/cli.h"
 #include "core/error.h"
+#include "report/html_report.h"
 #include "solver/z3_check.h"
 
 namespace {
@@ -32,7 +33,8 @@ std::string printable(const std::string& text) {
 int main(int argc, char** argv) {
   CLI::App app("witness: find unfairness witnesses in decision models, or prove there are none", "witness");
   app.require_subcommand(1);
-  app.set_version_flag("--version", "witness 0.1.0");
+  app.set_version_flag("--version", witness::witness_version());
+  witness::cli::set_command_line(argc, argv);
   witness::cli::add_info_command(app);
   witness::cli::add_predict_command(app);
   witness::cli::add_bias_command(app);
@@ -44,6 +46,8 @@ int main(int argc, char** argv) {
   witness::cli::add_fair_command(app, status);
   witness::cli::add_test_command(app, status);
   witness::cli::add_query_command(app, status);
+  witness::cli::add_report_command(app);
+  witness::cli::add_serve_command(app);
   // CLI11 answers a mistyped command with "A subcommand is required"; name it instead.
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "model/loaders.h"
 #include "program/program.h"
+#include "report/query_report.h"
 
 namespace witness::cli {
 namespace {
@@ -27,107 +28,6 @@ struct QueryArgs {
   double memory_limit = 4096;
   bool json = false;
 };
-
-// "yes: some scenario shows the behavior", etc.
-std::string verdict_text(const QueryAnswer& a) {
-  if (a.status == QueryAnswer::Status::Unknown)
-    return fmt::format("unknown: the solver gave up ({})", a.reason_unknown);
-  const bool might = a.kind == QueryKind::Might;
-  std::string s;
-  if (might) {
-    s = a.answer ? "yes: a scenario shows the behavior" : "no: no scenario shows the behavior";
-  } else {
-    s = a.answer ? "yes: every scenario shows the behavior" : "no: a scenario does not show the behavior";
-  }
-  if (a.vacuous.value_or(false)) {
-    s += " (vacuously: no scenario within the model's domain meets the input declarations, environment, state and "
-         "not factual)";
-  }
-  return s;
-}
-
-void print_text(const Query& q, const QueryAnswer& a) {
-  std::cout << fmt::format("{} ({} {}, {}): {}\n", a.name, to_string(a.kind), q.behavior.text, to_string(a.semantics),
-                           verdict_text(a));
-  if (!q.description.empty()) std::cout << "  " << q.description << '\n';
-  if (!a.scenario.empty()) {
-    std::size_t width = 0;
-    for (const auto& v : a.scenario) width = std::max(width, v.name.size());
-    std::cout << "  scenario (inputs marked free were chosen by the solver; the rest are as declared):\n";
-    for (const auto& v : a.scenario) {
-      std::cout << fmt::format("    {:<{}} = {}{}{}\n", v.name, width, v.text,
-                               v.exact.empty() ? "" : " (" + v.exact + ")", v.free ? "   (free)" : "");
-    }
-    if (a.label) {
-      std::cout << fmt::format("    decision: label {}{}\n", *a.label,
-                               a.label_name.empty() ? "" : " (" + a.label_name + ")");
-    }
-    if (!a.outputs.empty()) {
-      std::string outs;
-      for (const auto& o : a.outputs) outs += fmt::format("{}{} = {}", outs.empty() ? "" : ", ", o.name, o.text);
-      std::cout << "    outputs: " << outs << '\n';
-    }
-  }
-  if (!a.note.empty()) std::cout << "  note: " << a.note << '\n';
-  std::cout << fmt::format("  {:.3f} s\n", a.seconds);
-}
-
-nlohmann::json to_json(const Query& q, const QueryAnswer& a) {
-  nlohmann::json j;
-  j["name"] = a.name;
-  j["file"] = q.where.substr(0, q.where.find(": query '"));
-  if (q.program_path.empty()) {
-    j["model"] = q.model_path;
-  } else {
-    j["program"] = q.program_path;
-    j["function"] = q.function;
-  }
-  j["kind"] = to_string(a.kind);
-  j["semantics"] = to_string(a.semantics);
-  j["behavior"] = q.behavior.text;
-  if (a.status == QueryAnswer::Status::Unknown) {
-    j["answer"] = nullptr;
-    j["reason_unknown"] = a.reason_unknown;
-  } else {
-    j["answer"] = a.answer;
-  }
-  if (a.scenario.empty()) {
-    j["scenario"] = nullptr;
-  } else {
-    nlohmann::json s = nlohmann::json::object();
-    for (const auto& v : a.scenario) {
-      if (v.text == "true" || v.text == "false") {
-        s[v.name] = v.text == "true";
-      } else {
-        s[v.name] = v.number;
-      }
-    }
-    j["scenario"] = s;
-    nlohmann::json exact = nlohmann::json::object();
-    for (const auto& v : a.scenario) {
-      if (!v.exact.empty()) exact[v.name] = v.exact;
-    }
-    if (!exact.empty()) j["scenario_exact"] = exact;
-    nlohmann::json free = nlohmann::json::array();
-    for (const auto& v : a.scenario) {
-      if (v.free) free.push_back(v.name);
-    }
-    j["free_inputs"] = free;
-    j["decision"] = {{"label", a.label ? nlohmann::json(*a.label) : nlohmann::json(nullptr)},
-                     {"label_name", a.label_name},
-                     {"evaluator_label", a.evaluator_label ? nlohmann::json(*a.evaluator_label) : nlohmann::json()}};
-    nlohmann::json outs = nlohmann::json::object();
-    for (const auto& o : a.outputs) outs[o.name] = o.number;
-    j["decision"]["outputs"] = outs;
-  }
-  j["vacuous"] = a.vacuous ? nlohmann::json(*a.vacuous) : nlohmann::json(nullptr);
-  if (!a.note.empty()) j["note"] = a.note;
-  if (!a.cut.empty()) j["cut"] = a.cut;
-  if (a.changed_inputs) j["nearest"] = {{"changed_inputs", *a.changed_inputs}, {"proven", a.nearest_proven}};
-  j["seconds"] = a.seconds;
-  j["solver"] = a.solver_stats;
-  return j;
-}
 
 int run_query(const QueryArgs& args) {
   std::vector<Query> queries;
@@ -194,9 +94,9 @@ int run_query(const QueryArgs& args) {
     const QueryAnswer a = q.program_path.empty() ? answer_model_query(q) : answer_program_query(q);
     if (a.status == QueryAnswer::Status::Unknown) status = 20;
     if (args.json) {
-      all.push_back(to_json(q, a));
+      all.push_back(query_json(q, a));
     } else {
-      print_text(q, a);
+      std::cout << query_text(q, a);
     }
   }
   if (args.json) print_json({{"queries", all}});

@@ -12,6 +12,8 @@
 #include "domain/dataset.h"
 #include "fairness/blackbox.h"
 #include "model/loaders.h"
+#include "report/html_report.h"
+#include "report/testing_report.h"
 
 namespace witness::cli {
 namespace {
@@ -31,11 +33,8 @@ struct TestArgs {
   int classes = 0;
   std::map<std::string, std::string> method_options;  // test_options() flags as given, keyed by name
   std::map<std::string, std::string> env_options;
+  ReportFiles report;
 };
-
-double rate(std::int64_t part, std::int64_t whole) {
-  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
-}
 
 void run_test_command(const TestArgs& args, int& status) {
   Env env;
@@ -84,82 +83,47 @@ void run_test_command(const TestArgs& args, int& status) {
     }
     oracle = std::make_unique<CommandOracle>(args.command, schema, c);
   }
-  auto name_of = [&](int label) { return model ? label_name(*model, schema, label) : label_name(schema, label); };
-
+  std::vector<DiscriminatoryPair> pairs;
   std::optional<PairCsv> csv;
   if (!args.out.empty()) csv.emplace(args.out, schema, o.protected_features);
-  std::optional<DiscriminatoryPair> example;
+  auto label_of = [&](int label) { return model ? label_name(*model, schema, label) : label_name(schema, label); };
   o.on_pair = [&](const DiscriminatoryPair& p) {
-    if (!example) example = p;
-    if (csv) csv->write(p.x, p.x_prime, name_of(p.label), name_of(p.label_prime));
+    if (pairs.size() < kReportPairs) pairs.push_back(p);
+    if (csv) csv->write(p.x, p.x_prime, label_of(p.label), label_of(p.label_prime));
   };
   ProgressLine progress;
   o.on_progress = [&](const TestProgress& p) {
     const std::string of = p.budget > 0 ? fmt::format("/{}", p.budget) : "";
+    const double share = p.generated > 0 ? static_cast<double>(p.discriminatory) / static_cast<double>(p.generated) : 0;
     progress.show(fmt::format("{}: {}{} tests, {} discriminatory ({:.1f}%), {:.1f} s", to_string(o.method), p.generated,
-                              of, p.discriminatory, 100 * rate(p.discriminatory, p.generated), p.seconds));
+                              of, p.discriminatory, 100 * share, p.seconds));
   };
   const TestResult r = run_test(*oracle, schema, o, env);
   progress.clear();
   if (csv) csv->close();
   status = r.discriminatory > 0 ? 10 : 0;
   print_stats(env);
-
-  const double tps = r.seconds > 0 ? static_cast<double>(r.generated) / r.seconds : 0.0;
-  const double dps = r.seconds > 0 ? static_cast<double>(r.discriminatory) / r.seconds : 0.0;
+  const TestingRun run{.schema = schema,
+                       .model = model ? &*model : nullptr,
+                       .command = args.command,
+                       .protected_names = names,
+                       .protected_features = o.protected_features,
+                       .budget = o.budget,
+                       .seed = env.seed(),
+                       .result = r,
+                       .pairs = std::move(pairs),
+                       .pairs_csv = args.out,
+                       .pairs_written = csv ? csv->rows() : 0};
+  const nlohmann::json doc = testing_json(run);
+  const std::string text = testing_text(run);
+  if (!args.report.html.empty() || !args.report.json.empty())
+    write_reports(args.report,
+                  report_envelope("test", command_line(), text, doc, schema_json(schema), testing_pairs_json(run)));
   if (args.json) {
-    nlohmann::json phases = nlohmann::json::object();
-    for (const TestPhase& ph : r.phases)
-      phases[ph.name] = {{"generated", ph.generated}, {"discriminatory", ph.discriminatory}};
-    nlohmann::json doc = {{"method", to_string(r.method)},
-                          {"model", model ? nlohmann::json(model->source) : nlohmann::json(nullptr)},
-                          {"command", model ? nullptr : nlohmann::json(args.command)},
-                          {"protected", names},
-                          {"budget", o.budget},
-                          {"seed", env.seed()},
-                          {"generated", r.generated},
-                          {"discriminatory", r.discriminatory},
-                          {"success_rate", rate(r.discriminatory, r.generated)},
-                          {"per_phase", phases},
-                          {"seconds", r.seconds},
-                          {"tests_per_second", tps},
-                          {"discriminatory_per_second", dps},
-                          {"queries", r.queries},
-                          {"duplicates", r.duplicates},
-                          {"rejected", r.rejected},
-                          {"stopped", r.stopped},
-                          {"pairs_csv", args.out.empty() ? nullptr : nlohmann::json(args.out)}};
-    doc["example"] = nullptr;
-    if (example) {
-      doc["example"] = {{"x", named_row(schema, example->x)},
-                        {"x_prime", named_row(schema, example->x_prime)},
-                        {"label", name_of(example->label)},
-                        {"label_prime", name_of(example->label_prime)}};
-    }
     print_json(doc);
-    return;
+  } else {
+    std::cout << text;
   }
-  const std::string who = model ? fmt::format("{} ({})", model->name, model->source) : "'" + args.command + "'";
-  std::cout << fmt::format("{} on {}, protected {}\n", to_string(r.method), who, fmt::join(names, ","));
-  std::cout << fmt::format("  {} unique tests, {} discriminatory ({:.1f}%) in {:.2f} s; stopped: {}\n", r.generated,
-                           r.discriminatory, 100 * rate(r.discriminatory, r.generated), r.seconds, r.stopped);
-  std::string phases;
-  for (const TestPhase& ph : r.phases)
-    phases += fmt::format("{}{} {}/{}", phases.empty() ? "" : ", ", ph.name, ph.discriminatory, ph.generated);
-  std::cout << fmt::format("  per phase (discriminatory/generated): {}\n", phases);
-  std::cout << fmt::format("  {:.0f} tests/s, {:.0f} discriminatory/s; {} labels asked of the {}\n", tps, dps,
-                           r.queries, model ? "model" : "program");
-  if (r.rejected > 0)
-    std::cout << fmt::format("  {} label changes did not replay on the model and were dropped\n", r.rejected);
-  if (example) {
-    std::cout << fmt::format("  example: {} -> {}\n", schema.display_row(example->x), name_of(example->label));
-    std::string changed;
-    for (int f : o.protected_features)
-      changed += fmt::format("{}{}={}", changed.empty() ? "" : ", ", schema.feature(f).name,
-                             schema.display(f, example->x_prime(f)));
-    std::cout << fmt::format("       vs: {} -> {}\n", changed, name_of(example->label_prime));
-  }
-  if (csv) std::cout << fmt::format("  {} pairs written to {}\n", csv->rows(), args.out);
 }
 
 }  // namespace
@@ -177,6 +141,7 @@ void add_test_command(CLI::App& app, int& status) {
   cmd->add_option("--seeds", args->seeds, "dataset CSV: seed inputs and the distribution of perturbations");
   cmd->add_option("--out", args->out, "write the discriminatory pairs as CSV (raw, named values)");
   cmd->add_flag("--json", args->json, "print one JSON document on stdout");
+  add_report_options(*cmd, args->report);
   add_setting_flags(*cmd, test_options(), args->method_options);
   cmd->add_option("--batch-timeout", args->batch_timeout, "--cmd: seconds the program may take per batch [60]");
   cmd->add_option("--batch-rows", args->batch_rows, "--cmd: rows per batch [default 8192]");

@@ -16,6 +16,7 @@ double Env::elapsed_seconds() const {
 }
 
 bool Env::expired() const {
+  if (cancelled()) return true;
   const double limit = options.get_real("time-limit");
   return limit > 0 && elapsed_seconds() >= limit;
 }

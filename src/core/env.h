@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <iostream>
@@ -40,7 +41,12 @@ class Env {
 
   void start();
   [[nodiscard]] double elapsed_seconds() const;
-  [[nodiscard]] bool expired() const;  // past --time-limit (never when it is 0)
+  [[nodiscard]] bool expired() const;  // past --time-limit (never when it is 0), or cancelled
+  // A flag another thread raises to stop the run (witness serve's cancel button): expired() then
+  // reads true, so every engine stops as it would at its time limit. The flag must outlive the run.
+  void set_cancel(const std::atomic<bool>* flag) { cancel_ = flag; }
+  [[nodiscard]] const std::atomic<bool>* cancel_flag() const { return cancel_; }
+  [[nodiscard]] bool cancelled() const { return cancel_ != nullptr && cancel_->load(std::memory_order_relaxed); }
   [[nodiscard]] std::uint64_t seed() const { return static_cast<std::uint64_t>(options.get_int("seed")); }
   [[nodiscard]] unsigned threads() const;  // resolved: 0 means all cores
 
@@ -53,6 +59,7 @@ class Env {
 
  private:
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  const std::atomic<bool>* cancel_ = nullptr;
 };
 
 }  // namespace witness

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/file.h"
 #include "domain/csv.h"
+#include "model/model.h"
 
 namespace witness {
 namespace {
@@ -645,6 +646,17 @@ long double Schema::domain_size() const {
     n *= static_cast<long double>(f.max) - static_cast<long double>(f.min) + 1;
   }
   return n;
+}
+
+Schema load_schema_for(const Model& model, const std::string& path, const std::string& box) {
+  Schema schema = load_schema(path);
+  if (!box.empty()) schema = schema.with_box(box);
+  if (schema.model_width() != model.input_width()) {
+    throw InputError(path, "",
+                     fmt::format("the schema describes {} model inputs, but {} takes {}", schema.model_width(),
+                                 model.source, model.input_width()));
+  }
+  return schema;
 }
 
 }  // namespace witness

@@ -21,6 +21,8 @@
 
 namespace witness {
 
+class Model;
+
 namespace detail {
 class SchemaParser;
 }
@@ -138,6 +140,9 @@ class Schema {
 // Reads a TOML schema. Every error is an InputError naming the file, the line and column where
 // known, and the feature.
 [[nodiscard]] Schema load_schema(const std::string& path);
+// load_schema, then the named box (if `box` is not empty), then a check that the schema describes
+// the model's inputs (InputError naming the schema otherwise).
+[[nodiscard]] Schema load_schema_for(const Model& model, const std::string& path, const std::string& box);
 // Same, from text; `source` names it in messages.
 [[nodiscard]] Schema parse_schema(std::string_view toml_text, const std::string& source = "<schema>");
 

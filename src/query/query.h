@@ -150,5 +150,8 @@ QueryAnswer answer_query(const Program& program, const Query& q, const QueryOpti
 // Reads a TOML query file: one query at top level, or several in [[query]] tables.
 // Model paths are resolved against the file's folder. InputError on anything malformed.
 std::vector<Query> load_query_file(const std::string& path);
+// The same for text that was never saved (witness serve): `path` names it in messages, and model
+// and program paths are resolved against its folder.
+std::vector<Query> load_query_text(const std::string& text, const std::string& path);
 
 }  // namespace witness

@@ -22,8 +22,8 @@ constexpr std::string_view kInputKeys[] = {"role", "type", "value", "min", "max"
 
 class QueryFileReader {
  public:
-  explicit QueryFileReader(std::string path) : path_(std::move(path)) {
-    text_ = read_file(path_);
+  explicit QueryFileReader(const std::string& path) : QueryFileReader(path, read_file(path)) {}
+  QueryFileReader(std::string path, std::string text) : path_(std::move(path)), text_(std::move(text)) {
     std::istringstream in(text_);
     for (std::string line; std::getline(in, line);) lines_.push_back(line);
   }
@@ -260,5 +260,9 @@ class QueryFileReader {
 }  // namespace
 
 std::vector<Query> load_query_file(const std::string& path) { return QueryFileReader(path).read(); }
+
+std::vector<Query> load_query_text(const std::string& text, const std::string& path) {
+  return QueryFileReader(path, text).read();
+}
 
 }  // namespace witness

@@ -1,0 +1,70 @@
+// witness serve [--port P] [--root DIR]: the investigator's workbench in the browser (src/server).
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "cli/cli.h"
+#include "core/error.h"
+#include "server/workbench.h"
+
+namespace witness::cli {
+namespace {
+
+struct ServeArgs {
+  WorkbenchOptions options;
+  double max_upload_mb = 16;
+};
+
+void run_serve(ServeArgs args) {
+  if (args.max_upload_mb <= 0) throw InputError("--max-upload: expected a positive number of megabytes");
+  args.options.max_upload = static_cast<std::size_t>(args.max_upload_mb * 1024 * 1024);
+  // SIGINT and SIGTERM stop the server cleanly (jobs cancelled, threads joined).
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  Workbench bench(args.options);
+  std::cout << "witness serve: " << bench.url() << std::endl;  // the line a browser test reads: flushed
+  std::cerr << fmt::format("witness serve: files under {}; Ctrl-C stops\n", args.options.root);
+  std::thread waiter([&bench, stop_signals] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    bench.stop();
+  });
+  bench.serve();
+  // serve() also returns if listening failed: wake the waiter (the signal is blocked in every
+  // thread, so only its sigwait takes it) so that it can be joined.
+  kill(getpid(), SIGTERM);
+  waiter.join();
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app) {
+  auto args = std::make_shared<ServeArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "serve", "The workbench in a browser: query, fairness and testing workspaces (local, token-protected)");
+  cmd->add_option("--port", args->options.port, "port on 127.0.0.1 (0: any free one)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("--root", args->options.root, "the only folder whose files the workbench may open")
+      ->capture_default_str();
+  cmd->add_option("--host", args->options.host, "address to listen on (other than 127.0.0.1 exposes it to the network)")
+      ->capture_default_str();
+  cmd->add_option("--max-upload", args->max_upload_mb, "megabytes of one upload or request")->capture_default_str();
+  cmd->add_option("--max-jobs", args->options.max_jobs, "jobs running at once")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--job-time-limit", args->options.job_seconds, "seconds a job may run")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 86400.0));
+  cmd->add_option("--token", args->options.token, "the access token (default: a random one, printed in the URL)");
+  cmd->callback([args] { run_serve(*args); });
+}
+
+}  // namespace witness::cli

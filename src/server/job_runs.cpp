@@ -1,0 +1,337 @@
+#include "server/job_runs.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <map>
+#include <memory>
+
+#include "core/env.h"
+#include "core/error.h"
+#include "fairness/bias.h"
+#include "fairness/blackbox.h"
+#include "fairness/engine.h"
+#include "model/loaders.h"
+#include "program/program.h"
+#include "query/query.h"
+#include "report/bias_report.h"
+#include "report/fairness_report.h"
+#include "report/html_report.h"
+#include "report/query_report.h"
+#include "report/rows.h"
+#include "report/testing_report.h"
+
+namespace witness {
+namespace {
+
+// A discriminatory pairs download larger than this is cut (the full set: witness test --out).
+constexpr std::size_t kMaxCsvPairs = 200000;
+
+std::string string_field(const nlohmann::json& request, const std::string& key, bool required,
+                         const std::string& fallback = "") {
+  if (!request.contains(key) || request[key].is_null()) {
+    if (required) throw InputError(fmt::format("request: '{}' is required", key));
+    return fallback;
+  }
+  if (!request[key].is_string()) throw InputError(fmt::format("request: '{}' must be a string", key));
+  return request[key].get<std::string>();
+}
+
+// A path inside the root, as the engines take it (ForbiddenPath otherwise).
+std::string root_path(const RootFolder& root, const nlohmann::json& request, const std::string& key) {
+  return root.resolve(string_field(request, key, true)).string();
+}
+
+// The model, named in answers by its path under the root (as the CLI run from the root would).
+Model load_root_model(const RootFolder& root, const std::string& path) {
+  Model m = load_model(path);
+  m.source = root.relative(path);
+  return m;
+}
+
+std::vector<std::string> protected_field(const nlohmann::json& request) {
+  std::vector<std::string> out;
+  if (!request.contains("protected") || request["protected"].is_null()) return out;
+  if (!request["protected"].is_array()) throw InputError("request: 'protected' must be a list of feature names");
+  for (const auto& v : request["protected"]) {
+    if (!v.is_string()) throw InputError("request: 'protected' must be a list of feature names");
+    out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+// The request's "options" as the CLI flags' texts, by flag name (without the dashes).
+std::map<std::string, std::string> options_field(const nlohmann::json& request) {
+  std::map<std::string, std::string> out;
+  if (!request.contains("options") || request["options"].is_null()) return out;
+  if (!request["options"].is_object()) throw InputError("request: 'options' must be an object of flag -> value");
+  for (const auto& [k, v] : request["options"].items()) {
+    if (v.is_string()) {
+      out[k] = v.get<std::string>();
+    } else if (v.is_number() || v.is_boolean()) {
+      out[k] = v.dump();
+    } else {
+      throw InputError(fmt::format("request: options.{} must be a string, number or boolean", k));
+    }
+  }
+  return out;
+}
+
+// Moves the run options (seed, threads, time-limit) into the environment and returns the rest.
+// The time limit is capped by the server's; none given means the server's.
+std::map<std::string, std::string> take_env_options(std::map<std::string, std::string> options, Env& env,
+                                                    const JobLimits& limits) {
+  for (const char* name : {"seed", "threads", "time-limit"}) {
+    const auto it = options.find(name);
+    if (it == options.end()) continue;
+    env.options.set(name, it->second);
+    options.erase(it);
+  }
+  const double limit = env.options.get_real("time-limit");
+  if (limit <= 0 || limit > limits.max_seconds) env.options.set("time-limit", fmt::format("{}", limits.max_seconds));
+  return options;
+}
+
+// The command line that does the same job, for the report.
+std::string equivalent_command(const std::string& kind, const nlohmann::json& request,
+                               const std::map<std::string, std::string>& options) {
+  std::string line = fmt::format("witness {} {} --schema {}", kind, string_field(request, "model", false),
+                                 string_field(request, "schema", false));
+  const std::vector<std::string> prot = protected_field(request);
+  if (!prot.empty()) line += fmt::format(" --protected {}", fmt::join(prot, ","));
+  if (request.contains("engine") && request["engine"].is_string())
+    line += " --engine " + request["engine"].get<std::string>();
+  for (const auto& [k, v] : options) line += v == "true" ? " --" + k : fmt::format(" --{} {}", k, v);
+  return line;
+}
+
+std::function<JobOutput(Job&)> fair_job(const nlohmann::json& request, const RootFolder& root,
+                                        const JobLimits& limits) {
+  const std::string model_path = root_path(root, request, "model");
+  const std::string schema_path = root_path(root, request, "schema");
+  const std::string box = string_field(request, "box", false);
+  const std::string engine = string_field(request, "engine", false, "auto");
+  (void)fairness_engine(engine);  // an unknown engine is a bad request
+  const std::vector<std::string> names = protected_field(request);
+  const std::map<std::string, std::string> options = options_field(request);
+  auto env = std::make_shared<Env>();
+  const std::map<std::string, std::string> settings_text = take_env_options(options, *env, limits);
+  auto settings = std::make_shared<EngineSettings>();
+  for (const auto& [k, v] : settings_text) set_setting(engine_options(), *settings, k, v);
+  const std::string command = equivalent_command("fair", request, options);
+  return [=, &root](Job& job) {
+    env->set_cancel(&job.cancel_flag());
+    env->start();
+    settings->cancel = &job.cancel_flag();
+    settings->progress = [&job](const CompleteProgress& p) {
+      job.report_progress({{"certified", p.certified},
+                           {"falsified", p.falsified},
+                           {"undecided", std::max(0.0, 1.0 - p.certified - p.falsified)},
+                           {"leaves", p.leaves},
+                           {"seconds", p.seconds}},
+                          {p.seconds, p.certified, p.falsified});
+    };
+    const Model model = load_root_model(root, model_path);
+    const Schema schema = load_schema_for(model, schema_path, box);
+    const FairnessProblem problem(model, schema, names);
+    const FairnessResult r = run_fairness_engine(engine, problem, *settings, *env);
+    const FairnessRun run{
+        .problem = problem, .result = r, .quantify = settings->quantify, .counters = env->stats.all()};
+    JobOutput out{
+        .result = fairness_json(run), .text = fairness_text(run), .report = nullptr, .pairs_csv = witness_csv(run)};
+    out.report = report_envelope("fair", command, out.text, out.result, schema_json(schema),
+                                 witness_pairs_json(run, kReportPairs));
+    return out;
+  };
+}
+
+std::function<JobOutput(Job&)> test_job(const nlohmann::json& request, const RootFolder& root,
+                                        const JobLimits& limits) {
+  const std::string model_path = root_path(root, request, "model");
+  const std::string schema_path = root_path(root, request, "schema");
+  const std::string box = string_field(request, "box", false);
+  const std::vector<std::string> requested = protected_field(request);
+  const std::map<std::string, std::string> options = options_field(request);
+  auto env = std::make_shared<Env>();
+  std::map<std::string, std::string> settings_text = take_env_options(options, *env, limits);
+  auto o = std::make_shared<TestOptions>();
+  if (!settings_text.contains("budget") && options.contains("time-limit")) o->budget = 0;  // until the limit
+  for (const auto& [k, v] : settings_text) set_setting(test_options(), *o, k, v);
+  const std::string command = equivalent_command("test", request, options);
+  return [=, &root](Job& job) {
+    env->set_cancel(&job.cancel_flag());
+    env->start();
+    const Model model = load_root_model(root, model_path);
+    const Schema schema = load_schema_for(model, schema_path, box);
+    const std::vector<std::string> names = requested.empty() ? schema.protected_names() : requested;
+    if (names.empty()) throw InputError(schema_path, "", "no protected attribute: give protected or set `protected`");
+    TestOptions options_run = *o;
+    options_run.protected_features = schema.protected_indices(names);
+    ModelOracle oracle(model, schema, env->threads());
+    std::vector<DiscriminatoryPair> pairs;
+    PairTable csv(schema, options_run.protected_features);
+    std::size_t csv_rows = 0;
+    options_run.on_pair = [&](const DiscriminatoryPair& p) {
+      if (pairs.size() < kReportPairs) pairs.push_back(p);
+      if (csv_rows++ < kMaxCsvPairs)
+        csv.add(p.x, p.x_prime, label_name(model, schema, p.label), label_name(model, schema, p.label_prime));
+    };
+    options_run.on_progress = [&job](const TestProgress& p) {
+      job.report_progress({{"generated", p.generated},
+                           {"discriminatory", p.discriminatory},
+                           {"budget", p.budget},
+                           {"seconds", p.seconds}},
+                          {p.seconds, static_cast<double>(p.generated), static_cast<double>(p.discriminatory)});
+    };
+    const TestResult r = run_test(oracle, schema, options_run, *env);
+    const TestingRun run{.schema = schema,
+                         .model = &model,
+                         .command = "",
+                         .protected_names = names,
+                         .protected_features = options_run.protected_features,
+                         .budget = options_run.budget,
+                         .seed = env->seed(),
+                         .result = r,
+                         .pairs = std::move(pairs),
+                         .pairs_csv = "",
+                         .pairs_written = 0};
+    JobOutput out{.result = testing_json(run), .text = testing_text(run), .report = nullptr, .pairs_csv = csv.text()};
+    out.report = report_envelope("test", command, out.text, out.result, schema_json(schema), testing_pairs_json(run));
+    return out;
+  };
+}
+
+std::function<JobOutput(Job&)> bias_job(const nlohmann::json& request, const RootFolder& root,
+                                        const JobLimits& limits) {
+  const std::string model_path = root_path(root, request, "model");
+  const std::string schema_path = root_path(root, request, "schema");
+  const std::string box = string_field(request, "box", false);
+  const std::vector<std::string> requested = protected_field(request);
+  std::map<std::string, std::string> options = options_field(request);
+  auto env = std::make_shared<Env>();
+  std::map<std::string, std::string> rest = take_env_options(options, *env, limits);
+  long long samples = 100000;
+  if (const auto it = rest.find("samples"); it != rest.end()) {
+    try {
+      samples = std::stoll(it->second);
+    } catch (const std::exception&) {
+      samples = 0;
+    }
+    if (samples <= 0 || samples > 100000000)
+      throw InputError(fmt::format("options.samples: expected a count from 1 to 1e8, got '{}'", it->second));
+    rest.erase(it);
+  }
+  if (!rest.empty()) throw InputError(fmt::format("options: unknown option '{}' for bias", rest.begin()->first));
+  const std::string command = equivalent_command("bias", request, options);
+  return [=, &root](Job& job) {
+    env->set_cancel(&job.cancel_flag());
+    env->start();
+    const Model model = load_root_model(root, model_path);
+    const Schema schema = load_schema_for(model, schema_path, box);
+    const std::vector<std::string> names = requested.empty() ? schema.protected_names() : requested;
+    if (names.empty()) throw InputError(schema_path, "", "no protected attribute: give protected or set `protected`");
+    BiasOptions o;
+    o.samples = samples;
+    o.seed = env->seed();
+    o.threads = env->threads();
+    const BiasEstimate b = estimate_bias(model, schema, schema.protected_indices(names), o);
+    const BiasRun run{.model = model,
+                      .schema = schema,
+                      .protected_names = names,
+                      .estimate = b,
+                      .seed = o.seed,
+                      .data = "",
+                      .seconds = env->elapsed_seconds()};
+    JobOutput out{.result = bias_json(run), .text = bias_text(run), .report = nullptr, .pairs_csv = ""};
+    out.report = report_envelope("bias", command, out.text, out.result, schema_json(schema), bias_pairs_json(run));
+    return out;
+  };
+}
+
+std::function<JobOutput(Job&)> query_job(const nlohmann::json& request, const RootFolder& root,
+                                         const JobLimits& limits) {
+  const std::string text = string_field(request, "toml", true);
+  // Paths in the text are relative to the root, as if the file were saved there.
+  auto queries =
+      std::make_shared<std::vector<Query>>(load_query_text(text, (root.path() / "workbench-query.toml").string()));
+  for (const Query& q : *queries) {
+    for (const std::string& p : {q.model_path, q.program_path}) {
+      if (!p.empty() && !root.contains(p))
+        throw ForbiddenPath(fmt::format("{}: '{}' lies outside the root", q.where, p));
+    }
+  }
+  QueryOptions options;
+  options.time_limit = limits.max_seconds;
+  if (request.contains("time_limit") && request["time_limit"].is_number())
+    options.time_limit = std::clamp(request["time_limit"].get<double>(), 0.1, limits.max_seconds);
+  return [queries, options](Job&) {
+    std::map<std::string, std::unique_ptr<Model>> models;
+    std::map<std::pair<std::string, std::string>, std::unique_ptr<Program>> programs;
+    JobOutput out{.result = nullptr, .text = "", .report = nullptr, .pairs_csv = ""};
+    nlohmann::json all = nlohmann::json::array();
+    for (const Query& q : *queries) {
+      QueryAnswer a;
+      if (q.program_path.empty()) {
+        auto& m = models[q.model_path];
+        if (!m) m = std::make_unique<Model>(load_model(q.model_path));
+        a = answer_query(*m, q, options);
+      } else {
+        auto& p = programs[{q.program_path, q.function}];
+        if (!p) p = std::make_unique<Program>(Program::compile(q.program_path, q.function, q.model_where));
+        a = answer_query(*p, q, options);
+      }
+      all.push_back(query_json(q, a));
+      out.text += query_text(q, a);
+    }
+    out.result = {{"queries", all}};
+    return out;
+  };
+}
+
+}  // namespace
+
+std::function<JobOutput(Job&)> prepare_job(const nlohmann::json& request, const RootFolder& root,
+                                           const JobLimits& limits) {
+  if (!request.is_object()) throw InputError("request: expected a JSON object");
+  const std::string kind = string_field(request, "kind", true);
+  if (kind == "fair") return fair_job(request, root, limits);
+  if (kind == "test") return test_job(request, root, limits);
+  if (kind == "bias") return bias_job(request, root, limits);
+  if (kind == "query") return query_job(request, root, limits);
+  throw InputError(fmt::format("request: unknown kind '{}' (fair, test, bias, query)", kind));
+}
+
+nlohmann::json describe_inputs(const RootFolder& root, const std::string& path, const std::string& function) {
+  const std::filesystem::path file = root.resolve(path);
+  const std::string ext = file.extension().string();
+  if (ext == ".c" || ext == ".cc" || ext == ".cpp" || ext == ".cxx") {
+    if (function.empty()) throw InputError(path, "", "a program needs function=NAME");
+    const Program p = Program::compile(file.string(), function, "function");
+    nlohmann::json inputs = nlohmann::json::array();
+    for (const ProgramInput& in : p.inputs()) {
+      if (in.global) continue;  // globals keep their initializers unless a query declares them
+      const char* type = in.kind == ProgramInput::Kind::Bool  ? "bool"
+                         : in.kind == ProgramInput::Kind::Int ? "int"
+                                                              : "real";
+      inputs.push_back({{"name", in.name}, {"type", type}});
+    }
+    return {{"kind", "program"},
+            {"path", path},
+            {"function", function},
+            {"inputs", inputs},
+            {"outputs", nlohmann::json::array()},
+            {"classes", nlohmann::json::array()}};
+  }
+  const Model m = load_model(file.string());
+  nlohmann::json inputs = nlohmann::json::array();
+  for (int i = 0; i < m.input_width(); ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    inputs.push_back(
+        {{"name", k < m.input_names.size() ? m.input_names[k] : fmt::format("input[{}]", i)}, {"type", "real"}});
+  }
+  return {{"kind", "model"},           {"path", path},
+          {"function", nullptr},       {"inputs", inputs},
+          {"outputs", m.output_names}, {"classes", m.rule.class_labels}};
+}
+
+}  // namespace witness

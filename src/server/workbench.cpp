@@ -1,0 +1,324 @@
+#include "server/workbench.h"
+
+#include <fmt/format.h>
+
+#include <condition_variable>
+#include <deque>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "core/error.h"
+#include "report/html_report.h"
+#include "report/rows.h"
+#include "server/job_board.h"
+#include "server/job_runs.h"
+#include "server/root_folder.h"
+
+// Last: it brings <resolv.h>, whose `_res` macro breaks Eigen headers included after it.
+#include <httplib.h>  // NOLINT(llvm-include-order)
+
+namespace witness {
+namespace {
+
+constexpr std::size_t kMaxFileRead = 8U << 20U;  // GET /api/file
+
+// Requests wait here for one of a fixed number of threads. The queue is bounded: when it is full the
+// accepting thread waits, so a flood of connections queues in the kernel, not in memory.
+class BoundedPool : public httplib::TaskQueue {
+ public:
+  BoundedPool(int threads, std::size_t max_queued) : max_queued_(max_queued) {
+    for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
+  }
+  ~BoundedPool() override { BoundedPool::shutdown(); }
+  BoundedPool(const BoundedPool&) = delete;
+  BoundedPool& operator=(const BoundedPool&) = delete;
+
+  void enqueue(std::function<void()> fn) override {
+    std::unique_lock lock(mutex_);
+    space_.wait(lock, [this] { return queue_.size() < max_queued_ || stopping_; });
+    if (stopping_) return;
+    queue_.push_back(std::move(fn));
+    ready_.notify_one();
+  }
+  void shutdown() override {
+    {
+      const std::lock_guard lock(mutex_);
+      if (stopping_ && workers_.empty()) return;
+      stopping_ = true;
+    }
+    ready_.notify_all();
+    space_.notify_all();
+    for (std::thread& t : workers_) t.join();
+    workers_.clear();
+  }
+
+ private:
+  void work() {
+    for (;;) {
+      std::function<void()> fn;
+      {
+        std::unique_lock lock(mutex_);
+        ready_.wait(lock, [this] { return !queue_.empty() || stopping_; });
+        if (queue_.empty()) return;  // stopping, and nothing left
+        fn = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      space_.notify_one();
+      fn();
+    }
+  }
+
+  const std::size_t max_queued_;
+  std::mutex mutex_;
+  std::condition_variable ready_, space_;
+  std::deque<std::function<void()>> queue_;
+  std::vector<std::thread> workers_;
+  bool stopping_ = false;
+};
+
+std::string random_token() {
+  std::random_device rd;
+  std::string out;
+  for (int i = 0; i < 4; ++i) out += fmt::format("{:08x}", rd());
+  return out;
+}
+
+// Content types with a charset parameter: cpp-httplib compresses exactly "application/json" and
+// "text/..." types, and its brotli takes seconds on the megabytes of a finished job or a bundle,
+// far longer than sending them over loopback.
+constexpr const char* kJson = "application/json; charset=utf-8";
+constexpr const char* kJavaScript = "application/javascript; charset=utf-8";
+constexpr const char* kDownload = "application/octet-stream";
+
+void send_json(httplib::Response& res, int status, const nlohmann::json& body) {
+  res.status = status;
+  res.set_content(json_text(body), kJson);
+}
+
+void send_error(httplib::Response& res, int status, const std::string& message) {
+  send_json(res, status, {{"error", message}});
+}
+
+// A plain file name for an upload: letters, digits, '.', '_', '-', not starting with '.'.
+bool plain_file_name(const std::string& name) {
+  if (name.empty() || name.size() > 128 || name[0] == '.') return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == '-';
+  });
+}
+
+std::string read_limited(const std::filesystem::path& p, std::size_t limit) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(p, ec)) throw InputError(p.string(), "", "not a file");
+  if (std::filesystem::file_size(p, ec) > limit) throw std::length_error("file larger than 8 MiB");
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw InputError(p.string(), "", "cannot open");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+struct Workbench::State {
+  WorkbenchOptions options;
+  RootFolder root;
+  JobBoard jobs;
+  httplib::Server http;
+  int port = 0;
+
+  explicit State(const WorkbenchOptions& o) : options(o), root(o.root), jobs(o.max_jobs, o.max_kept_jobs) {
+    if (options.token.empty()) options.token = random_token();
+  }
+
+  // Runs a handler, turning the errors it throws into JSON answers with their status.
+  template <typename F>
+  static void guarded(httplib::Response& res, F&& handler) {
+    try {
+      handler();
+    } catch (const ForbiddenPath& e) {
+      send_error(res, 403, e.what());
+    } catch (const JobsFull& e) {
+      send_error(res, 429, e.what());
+    } catch (const std::length_error& e) {
+      send_error(res, 413, e.what());
+    } catch (const std::out_of_range& e) {
+      send_error(res, 404, e.what());
+    } catch (const Error& e) {
+      send_error(res, 400, e.what());
+    } catch (const nlohmann::json::exception& e) {
+      send_error(res, 400, std::string("bad JSON: ") + e.what());
+    } catch (const std::exception& e) {
+      send_error(res, 500, std::string("internal: ") + e.what());
+    }
+  }
+
+  std::shared_ptr<Job> job_of(const httplib::Request& req) const {
+    std::shared_ptr<Job> job = jobs.find(req.matches[1]);
+    if (!job) throw std::out_of_range("no such job");
+    return job;
+  }
+
+  void routes() {
+    http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+      if (req.path.rfind("/api/", 0) != 0) return httplib::Server::HandlerResponse::Unhandled;
+      const std::string given =
+          req.has_header("X-Witness-Token") ? req.get_header_value("X-Witness-Token") : req.get_param_value("token");
+      if (given != options.token) {
+        send_error(res, 403, "missing or wrong token: open the URL that witness serve printed");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      return httplib::Server::HandlerResponse::Unhandled;
+    });
+    for (const char* name : {"/", "/index.html", "/app.js", "/style.css"}) {
+      http.Get(name, [name](const httplib::Request&, httplib::Response& res) {
+        const std::string file = std::string(name) == "/" ? "index.html" : std::string(name + 1);
+        const char* type = file.ends_with(".js")    ? kJavaScript
+                           : file.ends_with(".css") ? "text/css"
+                                                    : "text/html; charset=utf-8";
+        res.set_content(std::string(web_asset(file)), type);
+      });
+    }
+    http.Get("/api/files", [this](const httplib::Request& req, httplib::Response& res) {
+      guarded(res, [&] {
+        const std::string dir = req.get_param_value("dir");
+        const std::filesystem::path p = root.resolve(dir);
+        if (!std::filesystem::is_directory(p)) throw InputError(dir, "", "not a folder");
+        std::vector<nlohmann::json> entries;
+        for (const auto& e : std::filesystem::directory_iterator(p)) {
+          const std::string name = e.path().filename().string();
+          if (name.empty() || name[0] == '.') continue;
+          std::error_code ec;
+          const bool is_dir = e.is_directory(ec);
+          // A link out of the root is not listed (and could not be opened).
+          if (!root.contains(e.path())) continue;
+          entries.push_back({{"name", name},
+                             {"type", is_dir ? "dir" : "file"},
+                             {"size", is_dir ? 0 : static_cast<std::int64_t>(e.file_size(ec))}});
+        }
+        std::sort(entries.begin(), entries.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
+          return std::pair(a["type"] != "dir", a["name"].get<std::string>()) <
+                 std::pair(b["type"] != "dir", b["name"].get<std::string>());
+        });
+        send_json(res, 200, {{"dir", root.relative(p) == "." ? "" : root.relative(p)}, {"entries", entries}});
+      });
+    });
+    http.Get("/api/file", [this](const httplib::Request& req, httplib::Response& res) {
+      guarded(res, [&] {
+        const std::filesystem::path p = root.resolve(req.get_param_value("path"));
+        res.set_content(read_limited(p, kMaxFileRead), kDownload);
+      });
+    });
+    http.Post("/api/upload", [this](const httplib::Request& req, httplib::Response& res) {
+      guarded(res, [&] {
+        const std::string name = req.get_param_value("name");
+        if (!plain_file_name(name))
+          throw InputError(fmt::format("upload: '{}' is not a plain file name (letters, digits, '.', '_', '-')", name));
+        const std::filesystem::path dir = root.path() / "uploads";
+        std::filesystem::create_directories(dir);
+        const std::filesystem::path target = root.resolve("uploads/" + name);
+        std::ofstream out(target, std::ios::binary | std::ios::trunc);
+        out << req.body;
+        out.close();
+        if (!out) throw InputError(target.string(), "", "writing failed");
+        send_json(res, 200, {{"path", "uploads/" + name}, {"size", req.body.size()}});
+      });
+    });
+    http.Get("/api/inputs", [this](const httplib::Request& req, httplib::Response& res) {
+      guarded(res, [&] {
+        send_json(res, 200, describe_inputs(root, req.get_param_value("path"), req.get_param_value("function")));
+      });
+    });
+    http.Post("/api/jobs", [this](const httplib::Request& req, httplib::Response& res) {
+      guarded(res, [&] {
+        const nlohmann::json request = nlohmann::json::parse(req.body);
+        auto work = prepare_job(request, root, JobLimits{.max_seconds = options.job_seconds});
+        const std::shared_ptr<Job> job = jobs.submit(request["kind"].get<std::string>(), std::move(work));
+        send_json(res, 202, {{"id", job->id()}});
+      });
+    });
+    http.Get("/api/jobs",
+             [this](const httplib::Request&, httplib::Response& res) { send_json(res, 200, jobs.list()); });
+    http.Get(R"(/api/jobs/(j\d+))", [this](const httplib::Request& req, httplib::Response& res) {
+      guarded(res, [&] { send_json(res, 200, job_of(req)->status(true)); });
+    });
+    http.Post(R"(/api/jobs/(j\d+)/cancel)", [this](const httplib::Request& req, httplib::Response& res) {
+      guarded(res, [&] {
+        const std::shared_ptr<Job> job = job_of(req);
+        jobs.cancel(job->id());
+        send_json(res, 200, {{"id", job->id()}, {"state", to_string(job->state())}});
+      });
+    });
+    http.Get(R"(/api/jobs/(j\d+)/report.html)", [this](const httplib::Request& req, httplib::Response& res) {
+      guarded(res, [&] {
+        const auto out = job_of(req)->output();
+        if (!out || out->report.is_null()) throw InputError("this job has no report (yet)");
+        res.set_content(html_report(out->report), kDownload);
+        res.set_header("Content-Disposition",
+                       fmt::format("attachment; filename=\"witness-{}.html\"", req.matches[1].str()));
+      });
+    });
+    http.Get(R"(/api/jobs/(j\d+)/pairs.csv)", [this](const httplib::Request& req, httplib::Response& res) {
+      guarded(res, [&] {
+        const auto out = job_of(req)->output();
+        if (!out) throw InputError("this job has no pairs (yet)");
+        res.set_content(out->pairs_csv, kDownload);
+        res.set_header("Content-Disposition",
+                       fmt::format("attachment; filename=\"witness-{}-pairs.csv\"", req.matches[1].str()));
+      });
+    });
+    http.set_exception_handler([](const httplib::Request&, httplib::Response& res, const std::exception_ptr& ep) {
+      std::string what = "unknown error";
+      try {
+        std::rethrow_exception(ep);
+      } catch (const std::out_of_range& e) {
+        send_error(res, 404, e.what());
+        return;
+      } catch (const std::exception& e) {
+        what = e.what();
+      } catch (...) {
+      }
+      send_error(res, 500, "internal: " + what);
+    });
+    // Everything else that ends in an error status (no route: 404; body too large: 413) gets a
+    // JSON body too, unless a handler already wrote one.
+    http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+      if (!res.body.empty()) return;
+      const std::string message = res.status == 404   ? fmt::format("no such resource: {} {}", req.method, req.path)
+                                  : res.status == 413 ? "request body too large (--max-upload)"
+                                                      : fmt::format("HTTP {}", res.status);
+      send_error(res, res.status, message);
+    });
+  }
+};
+
+Workbench::Workbench(const WorkbenchOptions& options) : state_(std::make_unique<State>(options)) {
+  State& s = *state_;
+  s.http.new_task_queue = [threads = options.threads] { return new BoundedPool(threads, 64); };
+  s.http.set_payload_max_length(options.max_upload);
+  s.http.set_read_timeout(10, 0);
+  s.http.set_write_timeout(30, 0);
+  s.http.set_keep_alive_max_count(100);
+  s.routes();
+  if (options.port == 0) {
+    s.port = s.http.bind_to_any_port(options.host);
+    if (s.port < 0) throw InputError(fmt::format("serve: cannot listen on {}", options.host));
+  } else {
+    if (!s.http.bind_to_port(options.host, options.port))
+      throw InputError(fmt::format("serve: cannot listen on {}:{} (in use? try --port 0)", options.host, options.port));
+    s.port = options.port;
+  }
+}
+
+Workbench::~Workbench() { stop(); }
+
+int Workbench::port() const { return state_->port; }
+const std::string& Workbench::token() const { return state_->options.token; }
+std::string Workbench::url() const {
+  return fmt::format("http://{}:{}/?token={}", state_->options.host, state_->port, state_->options.token);
+}
+void Workbench::serve() { state_->http.listen_after_bind(); }
+void Workbench::stop() { state_->http.stop(); }
+
+}  // namespace witness

@@ -1,0 +1,57 @@
+// The part the Fairness and Testing workspaces share: model, schema and protected attributes.
+
+import { api } from "./api";
+import { h, labelled } from "./dom";
+import { FilePicker } from "./files";
+
+export const MODEL_EXTENSIONS = [".onnx", ".h5", ".json", ".nnet"];
+
+// The schema's top-level `protected = ["sex", "race"]` (possibly over several lines).
+export function schemaProtected(toml: string): string[] | null {
+  const m = /^\s*protected\s*=\s*\[([^\]]*)\]/m.exec(toml);
+  if (!m) return null;
+  return [...m[1].matchAll(/"((?:[^"\\]|\\.)*)"|'([^']*)'/g)].map((x) => x[1] ?? x[2]);
+}
+
+export class RunForm {
+  readonly model: FilePicker;
+  readonly schema: FilePicker;
+  readonly protectedInput: HTMLInputElement;
+  readonly element: HTMLElement;
+  private protectedTouched = false;
+
+  constructor(prefix: string, onError: (message: string) => void) {
+    this.model = new FilePicker({ id: `${prefix}-model`, label: "Model", extensions: MODEL_EXTENSIONS, onChange: () => {}, onError });
+    this.schema = new FilePicker({
+      id: `${prefix}-schema`,
+      label: "Schema",
+      extensions: [".toml"],
+      onChange: (path) => void this.prefillProtected(path, onError),
+      onError,
+    });
+    this.protectedInput = h("input", { id: `${prefix}-protected`, type: "text", placeholder: "e.g. sex,race", spellcheck: "false" });
+    this.protectedInput.addEventListener("input", () => (this.protectedTouched = true));
+    this.element = h(
+      "div",
+      { class: "run-form" },
+      this.model.element,
+      this.schema.element,
+      labelled("Protected attributes (comma-separated)", this.protectedInput),
+    );
+  }
+
+  get protected(): string[] {
+    return this.protectedInput.value.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  }
+
+  // Fill in the schema's own protected list unless the user has typed one.
+  private async prefillProtected(path: string, onError: (message: string) => void): Promise<void> {
+    if (!path || (this.protectedTouched && this.protectedInput.value.trim() !== "")) return;
+    try {
+      const names = schemaProtected(await api.file(path));
+      if (names && names.length > 0) this.protectedInput.value = names.join(",");
+    } catch (e) {
+      onError(`schema ${path}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+}

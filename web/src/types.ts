@@ -1,0 +1,156 @@
+// Shapes of the CLI's --json documents and of the report envelope (/tmp/spec/api.md).
+// Only the fields the front-end reads are typed; everything is optional where the CLI may omit it.
+
+export type Scalar = string | number | boolean | null;
+export type NamedRow = Record<string, Scalar>;
+
+export interface FairWitness {
+  label?: number;
+  label_name?: string;
+  label_prime?: number;
+  label_prime_name?: string;
+  x_named?: NamedRow;
+  x_prime_named?: NamedRow;
+  x?: number[];
+  x_prime?: number[];
+}
+
+export interface FairRegion {
+  rule: string;
+  share: number;
+  falsified: number;
+  undecided: number;
+  all_falsified?: boolean;
+  points?: number;
+}
+
+export interface FeatureBin {
+  lo: string;
+  hi: string;
+  range: string;
+  falsified: number;
+  domain: number;
+}
+
+export interface FeatureBins {
+  feature: string;
+  bins: FeatureBin[];
+}
+
+export interface FairResult {
+  verdict: string;
+  model?: string;
+  schema?: string;
+  engine?: string;
+  protected?: string[];
+  reason?: string;
+  phase?: string;
+  witness?: FairWitness | null;
+  witnesses_found?: number;
+  certified?: number | null;
+  falsified?: number | null;
+  undecided?: number | null;
+  regions?: FairRegion[];
+  falsified_by_feature?: FeatureBins[];
+  domain?: { points?: number; exact?: boolean; falsified_points?: number | null };
+  stats?: { seconds?: number; regions?: number; leaves?: number };
+}
+
+export interface ExamplePair {
+  x: NamedRow;
+  x_prime: NamedRow;
+  label?: string | number;
+  label_prime?: string | number;
+}
+
+export interface TestResult {
+  method: string;
+  model?: string | null;
+  command?: string | null;
+  protected?: string[];
+  generated: number;
+  discriminatory: number;
+  duplicates?: number;
+  rejected?: number;
+  queries?: number;
+  budget?: number;
+  seconds?: number;
+  seed?: number;
+  stopped?: string;
+  success_rate?: number;
+  tests_per_second?: number;
+  discriminatory_per_second?: number;
+  per_phase?: Record<string, { generated: number; discriminatory: number }>;
+  example?: ExamplePair | null;
+}
+
+export interface BiasResult {
+  model?: string;
+  protected?: string[];
+  samples: number;
+  inputs?: string;
+  seed?: number;
+  discriminatory: number;
+  bias_percent: number;
+  ci95_percent: [number, number];
+  seconds?: number;
+  example?: ExamplePair | null;
+}
+
+export interface QueryDecision {
+  label?: number;
+  label_name?: string;
+  evaluator_label?: number;
+  outputs?: Record<string, number> | number[];
+}
+
+export interface QueryAnswer {
+  name: string;
+  description?: string;
+  file?: string;
+  model?: string;
+  kind: string;
+  semantics?: string;
+  behavior?: string;
+  answer: boolean | null;
+  reason_unknown?: string;
+  scenario?: Record<string, Scalar> | null;
+  scenario_exact?: Record<string, string>;
+  free_inputs?: string[];
+  decision?: QueryDecision | null;
+  vacuous?: boolean | null;
+  note?: string;
+  seconds?: number;
+}
+
+export interface QueryResult {
+  queries: QueryAnswer[];
+}
+
+export interface SchemaFeature {
+  name: string;
+  kind: "integer" | "real" | "categorical" | "boolean" | string;
+  min?: number;
+  max?: number;
+  categories?: string[];
+}
+
+export interface ReportSchema {
+  source?: string;
+  features: SchemaFeature[];
+  protected?: string[];
+}
+
+export type RunKind = "fair" | "test" | "bias";
+
+export interface ReportEnvelope {
+  witness_report?: number;
+  kind?: RunKind;
+  command?: string;
+  version?: string;
+  created?: string;
+  text?: string | null;
+  result: FairResult | TestResult | BiasResult;
+  schema?: ReportSchema | null;
+  pairs?: ExamplePair[] | null;
+}
