@@ -80,8 +80,8 @@ export interface FairProgress {
 export interface TestProgress {
   generated: number;
   discriminatory: number;
+  budget?: number;
   seconds?: number;
-  history?: [number, number, number][];
 }
 
 export interface Job {

@@ -26,10 +26,8 @@ function points(history: [number, number, number][]): Point[] {
   ]);
 }
 
-// The contract puts a test job's history in progress.history; accept the job-level history too.
+// [seconds, generated, discriminatory] per progress report (docs/serve.md).
 function historyOf(job: Job): [number, number, number][] {
-  const inProgress = (job.progress as TestProgress | null | undefined)?.history;
-  if (inProgress && inProgress.length > 0) return inProgress;
   return job.history ?? [];
 }
 

@@ -110,6 +110,8 @@ async function queryWorkspace() {
   const changed = await page.$$eval("#scenario tr.changed", (rows) => rows.map((x) => x.dataset.input));
   check.ok(changed.length === 1 && changed[0] === "weight_lb", `query: scenario table marks the changed input: ${changed.join(",")}`);
   const uiWeight = await page.textContent('#scenario tr[data-input="weight_lb"] td:nth-child(3)');
+  // The workspace with a "yes" and its scenario (the README shows this screenshot).
+  await page.screenshot({ path: join(out, "query.png"), fullPage: true });
 
   // Round trip: the saved file, run by the CLI from the root, gives the same answer.
   const preview = await page.textContent("#query-toml");
@@ -150,7 +152,6 @@ async function moreQueries() {
   r = await ask();
   times.push(["diabetes weight_plausible (UI)", r.ms]);
   check.ok(r.text.startsWith("no"), `query: weight in 0..1000, might label == 1: "${r.text}" (${r.ms} ms)`);
-  await page.screenshot({ path: join(out, "query.png"), fullPage: true });
 
   // The same question asked of the agent's C code.
   await fillPath("query-source", "examples/soid/diabetes/agent.c");
