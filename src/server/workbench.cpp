@@ -1,6 +1,7 @@
 #include "server/workbench.h"
 
 #include <fmt/format.h>
+#include <sys/socket.h>
 
 #include <condition_variable>
 #include <deque>
@@ -296,6 +297,12 @@ struct Workbench::State {
 Workbench::Workbench(const WorkbenchOptions& options) : state_(std::make_unique<State>(options)) {
   State& s = *state_;
   s.http.new_task_queue = [threads = options.threads] { return new BoundedPool(threads, 64); };
+  // SO_REUSEADDR only: cpp-httplib's default, SO_REUSEPORT, would let a second server bind the same
+  // port and take half of the first one's connections.
+  s.http.set_socket_options([](int sock) {
+    const int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   s.http.set_payload_max_length(options.max_upload);
   s.http.set_read_timeout(10, 0);
   s.http.set_write_timeout(30, 0);

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "core/error.h"
+
 // Last: it brings <resolv.h>, whose `_res` macro breaks Eigen headers included after it.
 #include <httplib.h>
 
@@ -102,6 +104,17 @@ TEST_F(WorkbenchTest, ServesTheAppAndNeedsTheTokenForTheApi) {
   res = anonymous.Get("/api/files?token=t0ken");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
+}
+
+TEST_F(WorkbenchTest, RefusesAPortInUse) {
+  start();
+  WorkbenchOptions o;
+  o.root = (dir_ / "root").string();
+  o.port = bench_->port();
+  EXPECT_THROW(Workbench second(o), InputError);
+  o.root = (dir_ / "no_such_folder").string();
+  o.port = 0;
+  EXPECT_THROW(Workbench missing(o), InputError);
 }
 
 TEST_F(WorkbenchTest, KeepsEveryPathInsideTheRoot) {
