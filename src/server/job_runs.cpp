@@ -105,23 +105,56 @@ std::string equivalent_command(const std::string& kind, const nlohmann::json& re
   return line;
 }
 
+// What fair, test and bias requests share: the model, the schema, the protected attributes and the
+// options, read and checked before the job starts.
+struct ModelJob {
+  std::string kind;
+  std::string model_path, schema_path, box;    // resolved inside the root
+  std::vector<std::string> requested;          // protected, as asked (empty: the schema's)
+  std::map<std::string, std::string> options;  // as given (for the command line)
+  std::map<std::string, std::string> rest;     // the command's own options (not seed, threads, time-limit)
+  std::shared_ptr<Env> env;
+  std::string command;  // the CLI line that does the same
+
+  ModelJob(const std::string& job_kind, const nlohmann::json& request, const RootFolder& root, const JobLimits& limits)
+      : kind(job_kind),
+        model_path(root_path(root, request, "model")),
+        schema_path(root_path(root, request, "schema")),
+        box(string_field(request, "box", false)),
+        requested(protected_field(request)),
+        options(options_field(request)),
+        env(std::make_shared<Env>()),
+        command(equivalent_command(kind, request, options)) {
+    rest = take_env_options(options, *env, limits);
+  }
+};
+
+// The model and the schema a job runs on, loaded on the job's thread (a malformed file fails the job).
+struct LoadedModel {
+  Model model;
+  Schema schema;
+  std::vector<std::string> names;  // the protected attributes
+};
+
+LoadedModel load_for_job(const ModelJob& j, const RootFolder& root, Job& job) {
+  j.env->set_cancel(&job.cancel_flag());
+  j.env->start();
+  LoadedModel out{.model = load_root_model(root, j.model_path), .schema = Schema(), .names = j.requested};
+  out.schema = load_schema_for(out.model, j.schema_path, j.box);
+  if (out.names.empty()) out.names = out.schema.protected_names();
+  if (out.names.empty())
+    throw InputError(j.schema_path, "", "no protected attribute: give protected or set `protected`");
+  return out;
+}
+
 std::function<JobOutput(Job&)> fair_job(const nlohmann::json& request, const RootFolder& root,
                                         const JobLimits& limits) {
-  const std::string model_path = root_path(root, request, "model");
-  const std::string schema_path = root_path(root, request, "schema");
-  const std::string box = string_field(request, "box", false);
   const std::string engine = string_field(request, "engine", false, "auto");
   (void)fairness_engine(engine);  // an unknown engine is a bad request
-  const std::vector<std::string> names = protected_field(request);
-  const std::map<std::string, std::string> options = options_field(request);
-  auto env = std::make_shared<Env>();
-  const std::map<std::string, std::string> settings_text = take_env_options(options, *env, limits);
+  const auto j = std::make_shared<const ModelJob>("fair", request, root, limits);
   auto settings = std::make_shared<EngineSettings>();
-  for (const auto& [k, v] : settings_text) set_setting(engine_options(), *settings, k, v);
-  const std::string command = equivalent_command("fair", request, options);
-  return [=, &root](Job& job) {
-    env->set_cancel(&job.cancel_flag());
-    env->start();
+  for (const auto& [k, v] : j->rest) set_setting(engine_options(), *settings, k, v);
+  return [j, settings, engine, &root](Job& job) {
     settings->cancel = &job.cancel_flag();
     settings->progress = [&job](const CompleteProgress& p) {
       job.report_progress({{"certified", p.certified},
@@ -131,15 +164,14 @@ std::function<JobOutput(Job&)> fair_job(const nlohmann::json& request, const Roo
                            {"seconds", p.seconds}},
                           {p.seconds, p.certified, p.falsified});
     };
-    const Model model = load_root_model(root, model_path);
-    const Schema schema = load_schema_for(model, schema_path, box);
-    const FairnessProblem problem(model, schema, names);
-    const FairnessResult r = run_fairness_engine(engine, problem, *settings, *env);
+    const LoadedModel m = load_for_job(*j, root, job);
+    const FairnessProblem problem(m.model, m.schema, m.names);
+    const FairnessResult r = run_fairness_engine(engine, problem, *settings, *j->env);
     const FairnessRun run{
-        .problem = problem, .result = r, .quantify = settings->quantify, .counters = env->stats.all()};
+        .problem = problem, .result = r, .quantify = settings->quantify, .counters = j->env->stats.all()};
     JobOutput out{
         .result = fairness_json(run), .text = fairness_text(run), .report = nullptr, .pairs_csv = witness_csv(run)};
-    out.report = report_envelope("fair", command, out.text, out.result, schema_json(schema),
+    out.report = report_envelope("fair", j->command, out.text, out.result, schema_json(m.schema),
                                  witness_pairs_json(run, kReportPairs));
     return out;
   };
@@ -147,27 +179,17 @@ std::function<JobOutput(Job&)> fair_job(const nlohmann::json& request, const Roo
 
 std::function<JobOutput(Job&)> test_job(const nlohmann::json& request, const RootFolder& root,
                                         const JobLimits& limits) {
-  const std::string model_path = root_path(root, request, "model");
-  const std::string schema_path = root_path(root, request, "schema");
-  const std::string box = string_field(request, "box", false);
-  const std::vector<std::string> requested = protected_field(request);
-  const std::map<std::string, std::string> options = options_field(request);
-  auto env = std::make_shared<Env>();
-  std::map<std::string, std::string> settings_text = take_env_options(options, *env, limits);
+  const auto j = std::make_shared<const ModelJob>("test", request, root, limits);
   auto o = std::make_shared<TestOptions>();
-  if (!settings_text.contains("budget") && options.contains("time-limit")) o->budget = 0;  // until the limit
-  for (const auto& [k, v] : settings_text) set_setting(test_options(), *o, k, v);
-  const std::string command = equivalent_command("test", request, options);
-  return [=, &root](Job& job) {
-    env->set_cancel(&job.cancel_flag());
-    env->start();
-    const Model model = load_root_model(root, model_path);
-    const Schema schema = load_schema_for(model, schema_path, box);
-    const std::vector<std::string> names = requested.empty() ? schema.protected_names() : requested;
-    if (names.empty()) throw InputError(schema_path, "", "no protected attribute: give protected or set `protected`");
+  if (!j->rest.contains("budget") && j->options.contains("time-limit")) o->budget = 0;  // until the limit
+  for (const auto& [k, v] : j->rest) set_setting(test_options(), *o, k, v);
+  return [j, o, &root](Job& job) {
+    const LoadedModel m = load_for_job(*j, root, job);
+    const Model& model = m.model;
+    const Schema& schema = m.schema;
     TestOptions options_run = *o;
-    options_run.protected_features = schema.protected_indices(names);
-    ModelOracle oracle(model, schema, env->threads());
+    options_run.protected_features = schema.protected_indices(m.names);
+    ModelOracle oracle(model, schema, j->env->threads());
     std::vector<DiscriminatoryPair> pairs;
     PairTable csv(schema, options_run.protected_features);
     std::size_t csv_rows = 0;
@@ -183,33 +205,29 @@ std::function<JobOutput(Job&)> test_job(const nlohmann::json& request, const Roo
                            {"seconds", p.seconds}},
                           {p.seconds, static_cast<double>(p.generated), static_cast<double>(p.discriminatory)});
     };
-    const TestResult r = run_test(oracle, schema, options_run, *env);
+    const TestResult r = run_test(oracle, schema, options_run, *j->env);
     const TestingRun run{.schema = schema,
                          .model = &model,
                          .command = "",
-                         .protected_names = names,
+                         .protected_names = m.names,
                          .protected_features = options_run.protected_features,
                          .budget = options_run.budget,
-                         .seed = env->seed(),
+                         .seed = j->env->seed(),
                          .result = r,
                          .pairs = std::move(pairs),
                          .pairs_csv = "",
                          .pairs_written = 0};
     JobOutput out{.result = testing_json(run), .text = testing_text(run), .report = nullptr, .pairs_csv = csv.text()};
-    out.report = report_envelope("test", command, out.text, out.result, schema_json(schema), testing_pairs_json(run));
+    out.report =
+        report_envelope("test", j->command, out.text, out.result, schema_json(schema), testing_pairs_json(run));
     return out;
   };
 }
 
 std::function<JobOutput(Job&)> bias_job(const nlohmann::json& request, const RootFolder& root,
                                         const JobLimits& limits) {
-  const std::string model_path = root_path(root, request, "model");
-  const std::string schema_path = root_path(root, request, "schema");
-  const std::string box = string_field(request, "box", false);
-  const std::vector<std::string> requested = protected_field(request);
-  std::map<std::string, std::string> options = options_field(request);
-  auto env = std::make_shared<Env>();
-  std::map<std::string, std::string> rest = take_env_options(options, *env, limits);
+  const auto j = std::make_shared<const ModelJob>("bias", request, root, limits);
+  std::map<std::string, std::string> rest = j->rest;
   long long samples = 100000;
   if (const auto it = rest.find("samples"); it != rest.end()) {
     try {
@@ -222,28 +240,22 @@ std::function<JobOutput(Job&)> bias_job(const nlohmann::json& request, const Roo
     rest.erase(it);
   }
   if (!rest.empty()) throw InputError(fmt::format("options: unknown option '{}' for bias", rest.begin()->first));
-  const std::string command = equivalent_command("bias", request, options);
-  return [=, &root](Job& job) {
-    env->set_cancel(&job.cancel_flag());
-    env->start();
-    const Model model = load_root_model(root, model_path);
-    const Schema schema = load_schema_for(model, schema_path, box);
-    const std::vector<std::string> names = requested.empty() ? schema.protected_names() : requested;
-    if (names.empty()) throw InputError(schema_path, "", "no protected attribute: give protected or set `protected`");
+  return [j, samples, &root](Job& job) {
+    const LoadedModel m = load_for_job(*j, root, job);
     BiasOptions o;
     o.samples = samples;
-    o.seed = env->seed();
-    o.threads = env->threads();
-    const BiasEstimate b = estimate_bias(model, schema, schema.protected_indices(names), o);
-    const BiasRun run{.model = model,
-                      .schema = schema,
-                      .protected_names = names,
+    o.seed = j->env->seed();
+    o.threads = j->env->threads();
+    const BiasEstimate b = estimate_bias(m.model, m.schema, m.schema.protected_indices(m.names), o);
+    const BiasRun run{.model = m.model,
+                      .schema = m.schema,
+                      .protected_names = m.names,
                       .estimate = b,
                       .seed = o.seed,
                       .data = "",
-                      .seconds = env->elapsed_seconds()};
+                      .seconds = j->env->elapsed_seconds()};
     JobOutput out{.result = bias_json(run), .text = bias_text(run), .report = nullptr, .pairs_csv = ""};
-    out.report = report_envelope("bias", command, out.text, out.result, schema_json(schema), bias_pairs_json(run));
+    out.report = report_envelope("bias", j->command, out.text, out.result, schema_json(m.schema), bias_pairs_json(run));
     return out;
   };
 }

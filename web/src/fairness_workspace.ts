@@ -2,7 +2,7 @@
 
 import { api, pollJob, jobLink, type FairProgress, type Job } from "./api";
 import { h, clear, labelled, showError } from "./dom";
-import { RunForm } from "./run_form";
+import { JobRunner, RunForm } from "./run_form";
 import { renderRun, verdictSentence } from "./report";
 import { percent, seconds, count } from "./format";
 import type { FairResult, ReportEnvelope } from "./types";
@@ -30,12 +30,11 @@ export class FairnessWorkspace {
   private readonly result = h("div", { id: "fair-result" });
   private readonly biasStart = h("button", { type: "button", id: "bias-start", class: "secondary" }, "Estimate Bias%");
   private readonly biasResult = h("div", { id: "bias-result" });
-  private jobId: string | null = null;
+  private readonly runner = new JobRunner(this.start, this.cancel, this.errors);
 
   constructor() {
     this.form = new RunForm("fair", (m) => showError(this.errors, m));
     this.start.addEventListener("click", () => void this.run());
-    this.cancel.addEventListener("click", () => void this.stop());
     this.biasStart.addEventListener("click", () => void this.bias());
     this.element = h(
       "div",
@@ -70,13 +69,9 @@ export class FairnessWorkspace {
 
   // The sampled Bias% (`witness bias`) of the same model and attributes: quick, beside the verdict.
   private async bias(): Promise<void> {
-    showError(this.errors, null);
-    const model = this.form.model.value;
-    const schema = this.form.schema.value;
-    if (!model || !schema) {
-      showError(this.errors, "choose a model and a schema");
-      return;
-    }
+    const chosen = this.form.chosen(this.errors);
+    if (!chosen) return;
+    const { model, schema } = chosen;
     clear(this.biasResult);
     this.biasStart.disabled = true;
     try {
@@ -97,13 +92,9 @@ export class FairnessWorkspace {
   }
 
   private async run(): Promise<void> {
-    showError(this.errors, null);
-    const model = this.form.model.value;
-    const schema = this.form.schema.value;
-    if (!model || !schema) {
-      showError(this.errors, "choose a model and a schema");
-      return;
-    }
+    const chosen = this.form.chosen(this.errors);
+    if (!chosen) return;
+    const { model, schema } = chosen;
     const options: Record<string, string> = {};
     if (this.quantify.checked) options.quantify = "true";
     const limit = this.timeLimit.value.trim();
@@ -112,29 +103,11 @@ export class FairnessWorkspace {
     clear(this.links);
     clear(this.result);
     this.showProgress(null, 0);
-    this.start.disabled = true;
-    try {
-      const { id } = await api.start({ kind: "fair", model, schema, protected: this.form.protected, engine: this.engine.value, options });
-      this.jobId = id;
-      this.cancel.disabled = false;
-      const job = await pollJob(id, (j) => this.update(j));
-      await this.finish(job);
-    } catch (e) {
-      showError(this.errors, e instanceof Error ? e.message : String(e));
-    } finally {
-      this.start.disabled = false;
-      this.cancel.disabled = true;
-      this.jobId = null;
-    }
-  }
-
-  private async stop(): Promise<void> {
-    if (!this.jobId) return;
-    try {
-      await api.cancel(this.jobId);
-    } catch (e) {
-      showError(this.errors, e instanceof Error ? e.message : String(e));
-    }
+    await this.runner.run(
+      () => api.start({ kind: "fair", model, schema, protected: this.form.protected, engine: this.engine.value, options }),
+      (j) => this.update(j),
+      (job) => this.finish(job),
+    );
   }
 
   private update(job: Job): void {

@@ -1,7 +1,8 @@
-// The part the Fairness and Testing workspaces share: model, schema and protected attributes.
+// The part the Fairness and Testing workspaces share: model, schema and protected attributes, and
+// the Run / Cancel buttons of a job.
 
-import { api } from "./api";
-import { h, labelled } from "./dom";
+import { api, pollJob, type Job } from "./api";
+import { h, labelled, showError } from "./dom";
 import { FilePicker } from "./files";
 
 export const MODEL_EXTENSIONS = [".onnx", ".h5", ".json", ".nnet"];
@@ -40,6 +41,16 @@ export class RunForm {
     );
   }
 
+  // The model and schema chosen, or null (and a message in `errors`) if one is missing.
+  chosen(errors: Element): { model: string; schema: string } | null {
+    showError(errors, null);
+    const model = this.model.value;
+    const schema = this.schema.value;
+    if (model && schema) return { model, schema };
+    showError(errors, "choose a model and a schema");
+    return null;
+  }
+
   get protected(): string[] {
     return this.protectedInput.value.split(",").map((s) => s.trim()).filter((s) => s !== "");
   }
@@ -52,6 +63,43 @@ export class RunForm {
       if (names && names.length > 0) this.protectedInput.value = names.join(",");
     } catch (e) {
       onError(`schema ${path}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+}
+
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+// A job's Run and Cancel buttons: run() starts the job, enables Cancel while it runs and polls it
+// to its end; Cancel asks the server to stop it. Errors are shown in `errors`.
+export class JobRunner {
+  private jobId: string | null = null;
+
+  constructor(
+    private readonly start: HTMLButtonElement,
+    private readonly cancelButton: HTMLButtonElement,
+    private readonly errors: Element,
+  ) {
+    cancelButton.disabled = true;
+    cancelButton.addEventListener("click", () => {
+      if (this.jobId) api.cancel(this.jobId).catch((e: unknown) => showError(this.errors, messageOf(e)));
+    });
+  }
+
+  async run(launch: () => Promise<{ id: string }>, onUpdate: (job: Job) => void, onEnd: (job: Job) => Promise<void>): Promise<void> {
+    this.start.disabled = true;
+    try {
+      const { id } = await launch();
+      this.jobId = id;
+      this.cancelButton.disabled = false;
+      await onEnd(await pollJob(id, onUpdate));
+    } catch (e) {
+      showError(this.errors, messageOf(e));
+    } finally {
+      this.start.disabled = false;
+      this.cancelButton.disabled = true;
+      this.jobId = null;
     }
   }
 }

@@ -3,9 +3,9 @@
 
 import { changeset } from "vega";
 import type { Result } from "vega-embed";
-import { api, pollJob, jobLink, type Job, type TestProgress } from "./api";
+import { api, jobLink, type Job, type TestProgress } from "./api";
 import { h, clear, labelled, showError } from "./dom";
-import { RunForm } from "./run_form";
+import { JobRunner, RunForm } from "./run_form";
 import { chartBox, drawChart } from "./charts";
 import { renderRun } from "./report";
 import { count, percent, seconds } from "./format";
@@ -46,14 +46,11 @@ export class TestingWorkspace {
   private readonly links = h("div", { id: "test-links", class: "links" });
   private readonly result = h("div", { id: "test-result" });
   private chart: Result | null = null;
-  private jobId: string | null = null;
+  private readonly runner = new JobRunner(this.start, this.cancel, this.errors);
 
   constructor() {
     this.form = new RunForm("test", (m) => showError(this.errors, m));
     this.start.addEventListener("click", () => void this.run());
-    this.cancel.addEventListener("click", () => {
-      if (this.jobId) api.cancel(this.jobId).catch((e: unknown) => showError(this.errors, e instanceof Error ? e.message : String(e)));
-    });
     this.element = h(
       "div",
       { class: "workspace-body" },
@@ -79,34 +76,23 @@ export class TestingWorkspace {
   }
 
   private async run(): Promise<void> {
-    showError(this.errors, null);
-    const model = this.form.model.value;
-    const schema = this.form.schema.value;
-    if (!model || !schema) {
-      showError(this.errors, "choose a model and a schema");
-      return;
-    }
+    const chosen = this.form.chosen(this.errors);
+    if (!chosen) return;
+    const { model, schema } = chosen;
     const options: Record<string, string> = { method: this.method.value };
     for (const [key, field] of [["budget", this.budget], ["time-limit", this.timeLimit], ["seed", this.seed]] as const)
       if (field.value.trim() !== "") options[key] = field.value.trim();
     clear(this.counts);
     clear(this.links);
     clear(this.result);
-    this.start.disabled = true;
-    try {
-      await this.newChart();
-      const { id } = await api.start({ kind: "test", model, schema, protected: this.form.protected, options });
-      this.jobId = id;
-      this.cancel.disabled = false;
-      const job = await pollJob(id, (j) => this.update(j));
-      await this.finish(job);
-    } catch (e) {
-      showError(this.errors, e instanceof Error ? e.message : String(e));
-    } finally {
-      this.start.disabled = false;
-      this.cancel.disabled = true;
-      this.jobId = null;
-    }
+    await this.runner.run(
+      async () => {
+        await this.newChart();
+        return api.start({ kind: "test", model, schema, protected: this.form.protected, options });
+      },
+      (j) => this.update(j),
+      (job) => this.finish(job),
+    );
   }
 
   // One chart per run, updated in place through a changeset rather than embedded at every poll.
