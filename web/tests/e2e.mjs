@@ -306,7 +306,17 @@ try {
   await page.screenshot({ path: join(out, "failed.png"), fullPage: true }).catch(() => {});
 } finally {
   await browser.close();
+}
+// SIGTERM stops the server cleanly: jobs cancelled, threads joined, exit 0, and nothing from the
+// sanitizers when the build has them.
+{
+  const exited = new Promise((resolve) => server.child.on("exit", (code, signal) => resolve({ code, signal })));
   server.child.kill("SIGTERM");
+  const end = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve(null), 15000))]);
+  if (!end) server.child.kill("SIGKILL");
+  const text = server.stderr();
+  check.ok(end && end.code === 0, `serve: SIGTERM ends it with exit 0 (${end ? `code ${end.code}, signal ${end.signal}` : "still running after 15 s"})`);
+  check.ok(!/AddressSanitizer|LeakSanitizer|runtime error:/.test(text), `serve: no sanitizer report${/Sanitizer|runtime error:/.test(text) ? `: ${text.slice(0, 2000)}` : ""}`);
 }
 console.log("query answer times (ms, click or POST to answer shown):");
 for (const [name, ms] of times) console.log(`  ${String(ms).padStart(6)}  ${name}`);
