@@ -352,6 +352,8 @@ export class QueryWorkspace {
     }
     const n = Math.max(classes.length, 2);
     for (let k = 0; k < n; k++) options.push(`label == ${k}`);
+    // The model's named outputs too (scores, probabilities): behaviours over a threshold.
+    for (const out of this.info?.outputs ?? []) options.push(`${out} > 0.5`);
     for (const o of options) this.suggestions.appendChild(h("option", { value: o }));
   }
 
