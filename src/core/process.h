@@ -88,7 +88,8 @@ struct Isolated {
     Returned,  // the function returned; `message` is what it returned
     Crashed,   // the child died by a signal (`signal`), or exited without a message (a sanitizer's exit 1)
     Timeout,   // it did not finish in time and was killed
-    NotRun,    // no child could be started (pipe or fork failed): the caller may run the work itself
+    NotRun,    // no child was started (pipe or fork failed; see note_many_threads_allocate): the caller
+               // may run the work itself
   };
   Outcome outcome = Outcome::NotRun;
   std::string message;
@@ -99,5 +100,8 @@ struct Isolated {
 // passes back the string it returns; kills the child after `timeout`. The child runs only `work`
 // and exits: fork from a thread-free moment (the loaders do), since only the forking thread lives on.
 Isolated run_isolated(const std::function<std::string()>& work, std::chrono::milliseconds timeout);
+// Called by a process whose threads allocate while others fork (witness serve). Only sanitized
+// builds heed it: their run_isolated then answers NotRun (see process.cpp).
+void note_many_threads_allocate();
 
 }  // namespace witness

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <unordered_map>
@@ -71,6 +72,11 @@ std::string hdf5_reason() {
 
 std::string with_reason(std::string what) {
   const std::string reason = hdf5_reason();
+  // Cleared once read: the stack's records hold copies of their messages until then.
+  try {
+    H5::Exception::clearErrorStack();
+  } catch (const H5::Exception&) {  // the reason is already taken
+  }
   if (!reason.empty()) what += " (" + reason + ")";
   return what;
 }
@@ -662,6 +668,11 @@ std::optional<std::string> read_in_child(const std::string& path) {
 }  // namespace
 
 Model load_keras_h5(const std::string& path) {
+  // One reader at a time in this process: a fork while another thread holds HDF5's (or the error
+  // handler's) state would leave the child waiting on a lock no thread of it will release, and the
+  // file would be reported corrupt after the timeout (witness serve loads models on job threads).
+  static std::mutex reading;
+  const std::lock_guard lock(reading);
   if (const auto error = read_in_child(path)) {
     if ((*error)[0] == 'U') throw UnsupportedError(error->substr(1));
     throw InputError(error->substr(1));

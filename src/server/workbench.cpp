@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/process.h"
 #include "report/html_report.h"
 #include "report/rows.h"
 #include "server/job_board.h"
@@ -295,6 +296,7 @@ struct Workbench::State {
 };
 
 Workbench::Workbench(const WorkbenchOptions& options) : state_(std::make_unique<State>(options)) {
+  note_many_threads_allocate();  // jobs load .h5 models (a forked reader) while requests are served
   State& s = *state_;
   s.http.new_task_queue = [threads = options.threads] { return new BoundedPool(threads, 64); };
   // SO_REUSEADDR only: cpp-httplib's default, SO_REUSEPORT, would let a second server bind the same
