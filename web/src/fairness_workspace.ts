@@ -40,19 +40,13 @@ export class FairnessWorkspace {
       "div",
       { class: "workspace-body" },
       this.errors,
-      h(
-        "fieldset",
-        {},
-        h("legend", {}, "Run"),
-        this.form.element,
-        h(
-          "div",
-          { class: "row" },
+      this.form.fieldset(
+        [
           labelled("Engine", this.engine),
           h("label", { class: "check" }, this.quantify, " quantify (shares of the domain)"),
           labelled("Time limit (s, 0 = none)", this.timeLimit),
-        ),
-        h("div", { class: "row actions" }, this.start, this.cancel, this.state, this.biasStart),
+        ],
+        [this.start, this.cancel, this.state, this.biasStart],
       ),
       h(
         "section",

@@ -41,6 +41,11 @@ export class RunForm {
     );
   }
 
+  // The Run fieldset: this form, a row of the command's own settings, then the action buttons.
+  fieldset(settings: Node[], actions: Node[]): HTMLFieldSetElement {
+    return h("fieldset", {}, h("legend", {}, "Run"), this.element, h("div", { class: "row" }, ...settings), h("div", { class: "row actions" }, ...actions));
+  }
+
   // The model and schema chosen, or null (and a message in `errors`) if one is missing.
   chosen(errors: Element): { model: string; schema: string } | null {
     showError(errors, null);

@@ -55,20 +55,14 @@ export class TestingWorkspace {
       "div",
       { class: "workspace-body" },
       this.errors,
-      h(
-        "fieldset",
-        {},
-        h("legend", {}, "Run"),
-        this.form.element,
-        h(
-          "div",
-          { class: "row" },
+      this.form.fieldset(
+        [
           labelled("Method", this.method),
           labelled("Budget (unique tests, 0 = until the time limit)", this.budget),
           labelled("Time limit (s)", this.timeLimit),
           labelled("Seed", this.seed),
-        ),
-        h("div", { class: "row actions" }, this.start, this.cancel),
+        ],
+        [this.start, this.cancel],
       ),
       h("section", {}, h("h2", {}, "Progress"), this.counts, this.chartHolder, this.links),
       this.result,
