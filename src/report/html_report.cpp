@@ -92,7 +92,13 @@ std::string html_report(const nlohmann::json& run, const std::string& where) {
   std::string data = json_text(envelope);
   std::string safe;
   safe.reserve(data.size());
-  for (char c : data) safe += c == '<' ? std::string("\\u003c") : std::string(1, c);
+  for (char c : data) {
+    if (c == '<') {
+      safe += "\\u003c";
+    } else {
+      safe += c;
+    }
+  }
   std::string html;
   html.reserve(safe.size() + web_asset("report.js").size() + 4096);
   html += "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
