@@ -5,14 +5,11 @@
 #include <fmt/format.h>
 
 #include <iostream>
-#include <map>
-#include <memory>
 
 #include "cli/cli.h"
 #include "core/error.h"
-#include "model/loaders.h"
-#include "program/program.h"
 #include "report/query_report.h"
+#include "report/runs.h"
 
 namespace witness::cli {
 namespace {
@@ -65,41 +62,13 @@ int run_query(const QueryArgs& args) {
   QueryOptions options;
   options.time_limit = args.time_limit;
   options.memory_limit_mb = args.memory_limit;
-  // Each model and program is loaded (compiled) once for all the queries that name it.
-  std::map<std::string, std::unique_ptr<Model>> models;
-  std::map<std::pair<std::string, std::string>, std::unique_ptr<Program>> programs;
-  auto answer_model_query = [&](const Query& q) {
-    auto& m = models[q.model_path];
-    if (!m) {
-      try {
-        m = std::make_unique<Model>(load_model(q.model_path));
-      } catch (const InputError& e) {
-        // Name the query file too: the model path came from it (or from --model).
-        throw InputError(fmt::format("{} (model of {})", e.what(), args.model.empty() ? q.model_where : "--model"));
-      }
-    }
-    return answer_query(*m, q, options);
-  };
-  auto answer_program_query = [&](const Query& q) {
-    auto& p = programs[{q.program_path, q.function}];
-    if (!p) {
-      p = std::make_unique<Program>(
-          Program::compile(q.program_path, q.function, args.program.empty() ? q.model_where : "--program"));
-    }
-    return answer_query(*p, q, options);
-  };
-  nlohmann::json all = nlohmann::json::array();
   int status = 0;
-  for (const Query& q : queries) {
-    const QueryAnswer a = q.program_path.empty() ? answer_model_query(q) : answer_program_query(q);
+  const std::string given = !args.model.empty() ? "--model" : !args.program.empty() ? "--program" : "";
+  const RunOutput out = run_queries(queries, options, given, [&](const Query& q, const QueryAnswer& a) {
     if (a.status == QueryAnswer::Status::Unknown) status = 20;
-    if (args.json) {
-      all.push_back(query_json(q, a));
-    } else {
-      std::cout << query_text(q, a);
-    }
-  }
-  if (args.json) print_json({{"queries", all}});
+    if (!args.json) std::cout << query_text(q, a) << std::flush;  // as each answer comes
+  });
+  if (args.json) print_json(out.result);
   return status;
 }
 

@@ -318,26 +318,31 @@ void write_witness_csv(const std::string& path, const FairnessRun& run) {
   out.close();
 }
 
-void write_regions_csv(const std::string& path, const FairnessRun& run) {
+std::string regions_csv(const FairnessRun& run) {
   const Schema& schema = run.problem.schema();
   const std::vector<int>& prot = run.problem.protected_features();
-  std::ofstream out(path);
-  if (!out) throw InputError(path, "", "cannot open for writing");
-  out << "kind,share,falsified,undecided,points,rule";
+  std::string out = "kind,share,falsified,undecided,points,rule";
   for (int f = 0; f < schema.size(); ++f)
-    if (std::find(prot.begin(), prot.end(), f) == prot.end()) out << "," << csv_field(schema.feature(f).name);
-  out << "\n";
+    if (std::find(prot.begin(), prot.end(), f) == prot.end()) out += "," + csv_field(schema.feature(f).name);
+  out += "\n";
   for (const RegionReport& g : run.result.regions) {
     const char* status = g.all_falsified ? "falsified" : g.undecided > 0.0 ? "undecided" : "partly falsified";
-    out << fmt::format("{},{:.17g},{:.17g},{:.17g},{:.17g},{}", status, g.share, g.falsified, g.undecided,
+    out += fmt::format("{},{:.17g},{:.17g},{:.17g},{:.17g},{}", status, g.share, g.falsified, g.undecided,
                        static_cast<double>(g.points), csv_field(region_rule(schema, g, prot)));
     for (int f = 0; f < schema.size(); ++f) {
       if (std::find(prot.begin(), prot.end(), f) != prot.end()) continue;
       const std::string lo = schema.display(f, g.lo(f)), hi = schema.display(f, g.hi(f));
-      out << "," << csv_field(lo == hi ? lo : fmt::format("{}..{}", lo, hi));
+      out += "," + csv_field(lo == hi ? lo : fmt::format("{}..{}", lo, hi));
     }
-    out << "\n";
+    out += "\n";
   }
+  return out;
+}
+
+void write_regions_csv(const std::string& path, const FairnessRun& run) {
+  std::ofstream out(path);
+  if (!out) throw InputError(path, "", "cannot open for writing");
+  out << regions_csv(run);
   out.close();
   if (!out) throw InputError(path, "", "writing failed");
 }

@@ -35,6 +35,7 @@ struct FairnessRun {
 [[nodiscard]] std::string witness_csv(const FairnessRun& run);
 void write_witness_csv(const std::string& path, const FairnessRun& run);  // InputError if it cannot
 // --quantify: the falsified and undecided regions, one CSV row each (rule, shares, ranges).
+[[nodiscard]] std::string regions_csv(const FairnessRun& run);
 void write_regions_csv(const std::string& path, const FairnessRun& run);
 
 }  // namespace witness

@@ -4,7 +4,8 @@
 //   witness::JobBoard board(/*max_running=*/2, /*max_kept=*/64);
 //   auto job = board.submit("bias", [](witness::Job& j) {
 //     j.report_progress({{"samples", 10}}, {0.1, 10.0});     // progress, and a point of its history
-//     return witness::JobOutput{.result = {{"bias_percent", 1.0}}, .text = "...", .report = {}, .pairs_csv = ""};
+//     return witness::JobOutput{.result = {{"bias_percent", 1.0}}, .text = "...", .report = {},
+//                               .pairs_csv = "", .regions_csv = ""};
 //   });
 //   nlohmann::json status = job->status(true);   // {"id": "j1", "state": "running", ...}
 //   board.cancel(job->id());                      // raises the job's cancel flag
@@ -22,14 +23,12 @@
 #include <thread>
 #include <vector>
 
+#include "report/runs.h"
+
 namespace witness {
 
-struct JobOutput {
-  nlohmann::json result;  // the CLI's --json document
-  std::string text;       // the CLI's text output
-  nlohmann::json report;  // the HTML report's envelope (null for queries)
-  std::string pairs_csv;  // witness or discriminatory pairs (empty if none)
-};
+// What a finished job holds: the CLI's --json and text, the report's envelope, the pairs.
+using JobOutput = RunOutput;
 
 // Too many jobs running (HTTP 429).
 class JobsFull : public std::runtime_error {

@@ -14,12 +14,8 @@
 #include "model/loaders.h"
 #include "program/program.h"
 #include "query/query.h"
-#include "report/bias_report.h"
-#include "report/fairness_report.h"
-#include "report/html_report.h"
 #include "report/query_report.h"
-#include "report/rows.h"
-#include "report/testing_report.h"
+#include "report/runs.h"
 
 namespace witness {
 namespace {
@@ -165,15 +161,7 @@ std::function<JobOutput(Job&)> fair_job(const nlohmann::json& request, const Roo
                           {p.seconds, p.certified, p.falsified});
     };
     const LoadedModel m = load_for_job(*j, root, job);
-    const FairnessProblem problem(m.model, m.schema, m.names);
-    const FairnessResult r = run_fairness_engine(engine, problem, *settings, *j->env);
-    const FairnessRun run{
-        .problem = problem, .result = r, .quantify = settings->quantify, .counters = j->env->stats.all()};
-    JobOutput out{
-        .result = fairness_json(run), .text = fairness_text(run), .report = nullptr, .pairs_csv = witness_csv(run)};
-    out.report = report_envelope("fair", j->command, out.text, out.result, schema_json(m.schema),
-                                 witness_pairs_json(run, kReportPairs));
-    return out;
+    return run_fair(FairnessProblem(m.model, m.schema, m.names), engine, *settings, *j->env, j->command);
   };
 }
 
@@ -185,19 +173,8 @@ std::function<JobOutput(Job&)> test_job(const nlohmann::json& request, const Roo
   for (const auto& [k, v] : j->rest) set_setting(test_options(), *o, k, v);
   return [j, o, &root](Job& job) {
     const LoadedModel m = load_for_job(*j, root, job);
-    const Model& model = m.model;
-    const Schema& schema = m.schema;
     TestOptions options_run = *o;
-    options_run.protected_features = schema.protected_indices(m.names);
-    ModelOracle oracle(model, schema, j->env->threads());
-    std::vector<DiscriminatoryPair> pairs;
-    PairTable csv(schema, options_run.protected_features);
-    std::size_t csv_rows = 0;
-    options_run.on_pair = [&](const DiscriminatoryPair& p) {
-      if (pairs.size() < kReportPairs) pairs.push_back(p);
-      if (csv_rows++ < kMaxCsvPairs)
-        csv.add(p.x, p.x_prime, label_name(model, schema, p.label), label_name(model, schema, p.label_prime));
-    };
+    options_run.protected_features = m.schema.protected_indices(m.names);
     options_run.on_progress = [&job](const TestProgress& p) {
       job.report_progress({{"generated", p.generated},
                            {"discriminatory", p.discriminatory},
@@ -205,22 +182,8 @@ std::function<JobOutput(Job&)> test_job(const nlohmann::json& request, const Roo
                            {"seconds", p.seconds}},
                           {p.seconds, static_cast<double>(p.generated), static_cast<double>(p.discriminatory)});
     };
-    const TestResult r = run_test(oracle, schema, options_run, *j->env);
-    const TestingRun run{.schema = schema,
-                         .model = &model,
-                         .command = "",
-                         .protected_names = m.names,
-                         .protected_features = options_run.protected_features,
-                         .budget = options_run.budget,
-                         .seed = j->env->seed(),
-                         .result = r,
-                         .pairs = std::move(pairs),
-                         .pairs_csv = "",
-                         .pairs_written = 0};
-    JobOutput out{.result = testing_json(run), .text = testing_text(run), .report = nullptr, .pairs_csv = csv.text()};
-    out.report =
-        report_envelope("test", j->command, out.text, out.result, schema_json(schema), testing_pairs_json(run));
-    return out;
+    ModelOracle oracle(m.model, m.schema, j->env->threads());
+    return run_testing(oracle, m.schema, m.names, options_run, *j->env, j->command, kMaxCsvPairs);
   };
 }
 
@@ -246,17 +209,7 @@ std::function<JobOutput(Job&)> bias_job(const nlohmann::json& request, const Roo
     o.samples = samples;
     o.seed = j->env->seed();
     o.threads = j->env->threads();
-    const BiasEstimate b = estimate_bias(m.model, m.schema, m.schema.protected_indices(m.names), o);
-    const BiasRun run{.model = m.model,
-                      .schema = m.schema,
-                      .protected_names = m.names,
-                      .estimate = b,
-                      .seed = o.seed,
-                      .data = "",
-                      .seconds = j->env->elapsed_seconds()};
-    JobOutput out{.result = bias_json(run), .text = bias_text(run), .report = nullptr, .pairs_csv = ""};
-    out.report = report_envelope("bias", j->command, out.text, out.result, schema_json(m.schema), bias_pairs_json(run));
-    return out;
+    return run_bias(m.model, m.schema, m.names, o, *j->env, j->command);
   };
 }
 
@@ -276,28 +229,7 @@ std::function<JobOutput(Job&)> query_job(const nlohmann::json& request, const Ro
   options.time_limit = limits.max_seconds;
   if (request.contains("time_limit") && request["time_limit"].is_number())
     options.time_limit = std::clamp(request["time_limit"].get<double>(), 0.1, limits.max_seconds);
-  return [queries, options](Job&) {
-    std::map<std::string, std::unique_ptr<Model>> models;
-    std::map<std::pair<std::string, std::string>, std::unique_ptr<Program>> programs;
-    JobOutput out{.result = nullptr, .text = "", .report = nullptr, .pairs_csv = ""};
-    nlohmann::json all = nlohmann::json::array();
-    for (const Query& q : *queries) {
-      QueryAnswer a;
-      if (q.program_path.empty()) {
-        auto& m = models[q.model_path];
-        if (!m) m = std::make_unique<Model>(load_model(q.model_path));
-        a = answer_query(*m, q, options);
-      } else {
-        auto& p = programs[{q.program_path, q.function}];
-        if (!p) p = std::make_unique<Program>(Program::compile(q.program_path, q.function, q.model_where));
-        a = answer_query(*p, q, options);
-      }
-      all.push_back(query_json(q, a));
-      out.text += query_text(q, a);
-    }
-    out.result = {{"queries", all}};
-    return out;
-  };
+  return [queries, options](Job&) { return run_queries(*queries, options); };
 }
 
 }  // namespace

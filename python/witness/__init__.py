@@ -1,0 +1,32 @@
+"""witness: find unfairness witnesses in classifiers or prove there are none, generate
+discriminatory tests, and answer counterfactual queries, with the C++ engines of the CLI.
+
+    import witness
+    model = witness.from_sklearn(clf)                       # or witness.load_model("AC1.h5")
+    schema = witness.Schema.from_dataframe(X, protected=["sex"])
+    r = witness.fair(model, schema, quantify=True, time_limit=10)
+    print(r.verdict, r.certified, r.pairs)                  # r.to_dict() == the CLI's --json
+    t = witness.test(lambda df: clf.predict(df), schema, budget=1000)
+"""
+
+from ._witness import Error, InputError, Model, __version__
+from ._witness import load_model as _load_model
+from ._schema import Feature, Schema
+from ._convert import from_sklearn, from_torch
+from ._runs import BiasResult, FairResult, QueryResult, TestResult, bias, fair, query, test
+
+__all__ = [
+    "Error", "InputError", "Model", "Feature", "Schema", "load_model", "from_sklearn", "from_torch",
+    "fair", "test", "bias", "query", "FairResult", "TestResult", "BiasResult", "QueryResult", "__version__",
+]
+
+
+def load_model(path) -> Model:
+    """Reads a model file: Keras .h5, ONNX (networks, trees, linear models), .nnet or mlp-json."""
+    import os
+
+    return _load_model(os.fspath(path))
+
+
+# pytest collects functions named test*: this one is the library's, not a test.
+test.__test__ = False  # type: ignore[attr-defined]

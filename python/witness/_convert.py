@@ -1,0 +1,213 @@
+"""Fitted scikit-learn estimators and PyTorch Sequential networks -> witness models (the model IR),
+read directly from their fitted attributes; no file in between."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import _witness
+from ._witness import InputError
+
+_ACTIVATIONS = {"relu": "relu", "tanh": "tanh", "logistic": "sigmoid"}
+
+
+def _input_names(estimator: Any, n: int, feature_names: Optional[Sequence[str]]) -> List[str]:
+    if feature_names is not None:
+        names = [str(c) for c in feature_names]
+    elif hasattr(estimator, "feature_names_in_"):
+        names = [str(c) for c in estimator.feature_names_in_]
+    else:
+        names = [f"x{i}" for i in range(n)]
+    if len(names) != n:
+        raise InputError(f"feature_names: {len(names)} names for {n} inputs")
+    return names
+
+
+def _float32_split(t: float) -> Tuple[str, float]:
+    """scikit-learn sends x left when float32(x) <= t. The same test on the double x: x below the
+    midpoint m between the largest float32 f <= t and the next float32 (x == m rounds to the even
+    one of the two)."""
+    f = np.float32(t)
+    if float(f) > t:
+        f = np.nextafter(f, np.float32(-np.inf))
+    up = np.nextafter(f, np.float32(np.inf))
+    if not np.isfinite(up):
+        return "<=", float(np.finfo(np.float64).max)
+    m = (float(f) + float(up)) / 2.0  # exact: two float32 values and their mean fit in a double
+    even = (np.array([f], dtype=np.float32).view(np.int32)[0] & 1) == 0
+    return ("<=" if even else "<"), m
+
+
+def _tree(tree: Any, leaf_values: np.ndarray, target_of: Optional[int] = None) -> Dict[str, Any]:
+    """One sklearn tree_ as flat arrays; leaf_values[node] holds the node's outputs (one per target,
+    or one for `target_of`)."""
+    left, right = tree.children_left, tree.children_right
+    modes, thresholds = [], []
+    leaf_node, leaf_target, leaf_weight = [], [], []
+    for node in range(tree.node_count):
+        if left[node] == -1:
+            modes.append("leaf")
+            thresholds.append(0.0)
+            values = np.atleast_1d(leaf_values[node])
+            for k, w in enumerate(values):
+                leaf_node.append(node)
+                leaf_target.append(k if target_of is None else target_of)
+                leaf_weight.append(float(w))
+        else:
+            mode, threshold = _float32_split(float(tree.threshold[node]))
+            modes.append(mode)
+            thresholds.append(threshold)
+    return {
+        "mode": modes,
+        "feature": [max(int(f), 0) for f in tree.feature],
+        "threshold": thresholds,
+        "true_child": [int(c) for c in left],
+        "false_child": [int(c) for c in right],
+        "leaf_node": leaf_node,
+        "leaf_target": leaf_target,
+        "leaf_weight": leaf_weight,
+    }
+
+
+def _class_probabilities(tree: Any) -> np.ndarray:
+    # DecisionTreeClassifier.predict_proba: the leaf's (weighted) class counts over their sum.
+    value = tree.value[:, 0, :].astype(np.float64)
+    total = value.sum(axis=1, keepdims=True)
+    total[total == 0.0] = 1.0
+    return value / total
+
+
+def _single_output(estimator: Any) -> None:
+    if getattr(estimator, "n_outputs_", 1) != 1:
+        raise InputError(f"{type(estimator).__name__}: only single-output classifiers are supported")
+
+
+def from_sklearn(estimator: Any, feature_names: Optional[Sequence[str]] = None, name: Optional[str] = None) -> Any:
+    """A witness Model from a fitted LogisticRegression, MLPClassifier, DecisionTreeClassifier,
+    RandomForestClassifier or GradientBoostingClassifier. Its labels are the estimator's class
+    indices (model.classes names them), and agree with estimator.predict."""
+    kind = type(estimator).__name__
+    if not hasattr(estimator, "classes_"):
+        raise InputError(f"from_sklearn: {kind} is not a fitted classifier (no classes_)")
+    n = int(estimator.n_features_in_)
+    names = _input_names(estimator, n, feature_names)
+    classes = [str(c) for c in estimator.classes_]
+    b = _witness.ModelBuilder(name or kind, names)
+    source = f"sklearn:{kind}"
+    x = b.input()
+    if kind == "LogisticRegression":
+        z = b.dense(x, np.asarray(estimator.coef_, dtype=np.float64), np.asarray(estimator.intercept_, dtype=np.float64), "coef_")
+        if len(classes) == 2:  # predict: decision_function > 0
+            return b.finish(b.unary("sigmoid", z, "probability", 0.0), "threshold", z, 0.0, classes, source)
+        return b.finish(b.unary("softmax", z, "probability", 0.0), "argmax", z, 0.0, classes, source)
+    if kind == "MLPClassifier":
+        layers = len(estimator.coefs_)
+        hidden = estimator.activation
+        if hidden != "identity" and hidden not in _ACTIVATIONS:
+            raise InputError(f"from_sklearn: MLPClassifier activation '{hidden}' is not supported")
+        for i, (w, bias) in enumerate(zip(estimator.coefs_, estimator.intercepts_)):
+            x = b.dense(x, np.asarray(w, dtype=np.float64).T, np.asarray(bias, dtype=np.float64), f"layer {i}")
+            if i + 1 < layers and hidden != "identity":
+                x = b.unary(_ACTIVATIONS[hidden], x, f"layer {i}", 0.0)
+        out = estimator.out_activation_
+        if out == "logistic" and len(classes) == 2:  # predict: sigmoid(z) > 0.5, i.e. z > 0
+            return b.finish(b.unary("sigmoid", x, "output", 0.0), "threshold", x, 0.0, classes, source)
+        if out == "softmax":
+            return b.finish(b.unary("softmax", x, "output", 0.0), "argmax", x, 0.0, classes, source)
+        raise InputError(f"from_sklearn: MLPClassifier with output '{out}' (multi-label) is not supported")
+    if kind == "DecisionTreeClassifier":
+        _single_output(estimator)
+        tree = _tree(estimator.tree_, _class_probabilities(estimator.tree_))
+        t = b.tree_ensemble(x, [tree], len(classes), "sum", [], True)
+        return b.finish(t, "argmax", t, 0.0, classes, source)
+    if kind == "RandomForestClassifier":
+        _single_output(estimator)
+        trees = [_tree(e.tree_, _class_probabilities(e.tree_)) for e in estimator.estimators_]
+        t = b.tree_ensemble(x, trees, len(classes), "average", [], True)  # predict_proba: the mean
+        return b.finish(t, "argmax", t, 0.0, classes, source)
+    if kind == "GradientBoostingClassifier":
+        stages = estimator.estimators_  # [stages][K] regression trees
+        k = stages.shape[1]
+        rate = float(estimator.learning_rate)
+        trees = []
+        for stage in stages:
+            for target, regressor in enumerate(stage):
+                trees.append(_tree(regressor.tree_, rate * regressor.tree_.value[:, 0, 0], target))
+        base = _raw_init(estimator, n, k)
+        t = b.tree_ensemble(x, trees, k, "sum", base, False)
+        if len(classes) == 2:  # the log-odds of class 1 > 0
+            return b.finish(t, "threshold", t, 0.0, classes, source)
+        return b.finish(t, "argmax", t, 0.0, classes, source)
+    raise InputError(
+        f"from_sklearn: {kind} is not supported (LogisticRegression, MLPClassifier, DecisionTreeClassifier, "
+        "RandomForestClassifier, GradientBoostingClassifier)"
+    )
+
+
+def _raw_init(estimator: Any, n: int, k: int) -> List[float]:
+    # The initial raw prediction (the prior's log-odds): the same for every input.
+    if estimator.init_ == "zero":
+        return [0.0] * k
+    raw = estimator._raw_predict_init(np.zeros((1, n), dtype=np.float32))
+    return [float(v) for v in np.asarray(raw, dtype=np.float64).reshape(-1)[:k]]
+
+
+def from_torch(module: Any, example_input: Any, input_names: Optional[Sequence[str]] = None,
+               classes: Optional[Sequence[str]] = None, name: Optional[str] = None) -> Any:
+    """A witness Model from a torch.nn.Sequential of Linear, ReLU, LeakyReLU, Sigmoid, Tanh, Softmax
+    (and Flatten, Identity, Dropout, which change nothing at inference). One output: label 1 when
+    the logit is > 0; several: the argmax. The converted network computes in double; it is checked
+    against module(example_input)."""
+    import torch
+
+    if not isinstance(module, torch.nn.Sequential):
+        raise InputError(f"from_torch: expected a torch.nn.Sequential, got {type(module).__name__}")
+    example = torch.as_tensor(example_input)
+    if example.dim() == 1:
+        example = example.unsqueeze(0)
+    if example.dim() != 2:
+        raise InputError(f"from_torch: example_input must be [batch][features], got shape {tuple(example.shape)}")
+    n = int(example.shape[1])
+    names = [str(c) for c in input_names] if input_names is not None else [f"x{i}" for i in range(n)]
+    if len(names) != n:
+        raise InputError(f"from_torch: {len(names)} input names for {n} inputs")
+    b = _witness.ModelBuilder(name or "torch", names)
+    x = b.input()
+    for i, layer in enumerate(module):
+        where = f"layer {i} ({type(layer).__name__})"
+        if isinstance(layer, torch.nn.Linear):
+            w = layer.weight.detach().to(torch.float64).cpu().numpy()
+            bias = layer.bias.detach().to(torch.float64).cpu().numpy() if layer.bias is not None else np.zeros(w.shape[0])
+            x = b.dense(x, w, bias, where)
+        elif isinstance(layer, torch.nn.ReLU):
+            x = b.unary("relu", x, where, 0.0)
+        elif isinstance(layer, torch.nn.LeakyReLU):
+            x = b.unary("leaky_relu", x, where, float(layer.negative_slope))
+        elif isinstance(layer, torch.nn.Sigmoid):
+            x = b.unary("sigmoid", x, where, 0.0)
+        elif isinstance(layer, torch.nn.Tanh):
+            x = b.unary("tanh", x, where, 0.0)
+        elif isinstance(layer, torch.nn.Softmax):
+            if layer.dim not in (None, 1, -1):
+                raise InputError(f"from_torch: {where}: softmax over dim {layer.dim}; only the feature dim is supported")
+            x = b.unary("softmax", x, where, 0.0)
+        elif isinstance(layer, (torch.nn.Flatten, torch.nn.Identity, torch.nn.Dropout)):
+            continue
+        else:
+            raise InputError(f"from_torch: {where} is not supported (Linear, ReLU, LeakyReLU, Sigmoid, Tanh, Softmax)")
+    width = b.width(x)
+    labels = [str(c) for c in classes] if classes is not None else [str(i) for i in range(max(width, 2))]
+    model = b.finish(x, "default", x, 0.0, labels, "torch:Sequential")
+    module_was_training = module.training
+    module.eval()
+    try:
+        with torch.no_grad():
+            expected = module(example.to(next(module.parameters()).dtype)).to(torch.float64).cpu().numpy()
+    finally:
+        module.train(module_was_training)
+    got = model.outputs(example.to(torch.float64).cpu().numpy())
+    if got.shape != expected.shape or not np.allclose(got, expected, rtol=1e-4, atol=1e-5):
+        raise InputError("from_torch: the converted network does not reproduce module(example_input)")
+    return model

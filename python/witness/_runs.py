@@ -1,0 +1,389 @@
+"""fair, test, bias and query: the CLI's commands as calls, with their answers as dataclasses whose
+to_dict() is the CLI's --json document."""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _witness
+from ._schema import Schema, column_types
+from ._witness import InputError
+
+ProgressArg = Union[None, bool, Callable[[Dict[str, Any]], None]]
+
+
+# --- the answers ----------------------------------------------------------------------------------
+@dataclass
+class _Answer:
+    text: str = field(repr=False)
+    _json: Dict[str, Any] = field(repr=False)
+    _report: str = field(repr=False)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The CLI's --json document of the same run."""
+        return copy.deepcopy(self._json)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def write_html(self, path: str) -> None:
+        """The self-contained HTML report (as `--html`)."""
+        if not self._report:
+            raise _witness.Error("this answer has no report")
+        _witness.write_html_report(str(path), self._report)
+
+
+@dataclass
+class FairResult(_Answer):
+    verdict: str = ""  # "verified", "witness" or "inconclusive"
+    witness: Optional[Dict[str, Any]] = None  # the first witness pair, as in the JSON
+    pairs: Any = None  # every witness pair found: a DataFrame (x, the protected values of x', labels)
+    certified: Optional[float] = None  # quantify: shares of the domain
+    falsified: Optional[float] = None
+    undecided: Optional[float] = None
+    regions: Any = None  # quantify: the falsified and undecided regions (a DataFrame)
+
+
+@dataclass
+class TestResult(_Answer):
+    generated: int = 0
+    discriminatory: int = 0
+    success_rate: float = 0.0
+    stopped: str = ""
+    pairs: Any = None  # every discriminatory pair: a DataFrame
+
+
+@dataclass
+class BiasResult(_Answer):
+    bias_percent: float = 0.0
+    ci95_percent: List[float] = field(default_factory=list)
+    samples: int = 0
+    discriminatory: int = 0
+
+
+@dataclass
+class QueryResult(_Answer):
+    answers: List[Dict[str, Any]] = field(default_factory=list)  # one per query, as in the JSON
+
+
+# --- arguments ------------------------------------------------------------------------------------
+def _model(model: Any) -> Any:
+    """A witness Model from a Model, a file path or a fitted scikit-learn estimator."""
+    if isinstance(model, _witness.Model):
+        return model
+    if isinstance(model, (str, os.PathLike)):
+        return _witness.load_model(os.fspath(model))
+    if hasattr(model, "classes_") and hasattr(model, "predict"):
+        from ._convert import from_sklearn
+
+        return from_sklearn(model)
+    raise InputError(f"expected a witness Model, a model file or a fitted scikit-learn classifier, got {type(model).__name__}")
+
+
+def _schema(schema: Any) -> Schema:
+    if isinstance(schema, Schema):
+        return schema
+    if isinstance(schema, (str, os.PathLike)):
+        return Schema.load(os.fspath(schema))
+    raise InputError(f"expected a witness Schema or a schema file, got {type(schema).__name__}")
+
+
+def _same_inputs(model: Any, schema: Schema) -> None:
+    # Converted models know their feature names: a schema in another order is a silent mistake.
+    if model.format != "python" or all(n == f"x{i}" for i, n in enumerate(model.input_names)):
+        return
+    expected = schema._native.model_input_names
+    if list(model.input_names) != list(expected):
+        raise InputError(
+            f"the model's inputs ({', '.join(model.input_names)}) are not the schema's ({', '.join(expected)})"
+        )
+
+
+def _option_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def _options(options: Mapping[str, Any]) -> Dict[str, str]:
+    """Keyword arguments -> the CLI's flag names and texts (max_regions=10 -> max-regions "10")."""
+    return {k.replace("_", "-"): _option_text(v) for k, v in options.items() if v is not None}
+
+
+def _env(seed: Optional[int], threads: Optional[int], time_limit: Optional[float]) -> Dict[str, str]:
+    return _options({"seed": seed, "threads": threads, "time-limit": time_limit})
+
+
+def _rows(schema: Schema, rows: Any, what: str) -> Optional[np.ndarray]:
+    if rows is None:
+        return None
+    if isinstance(rows, (str, os.PathLike)):
+        import pandas as pd
+
+        rows = pd.read_csv(os.fspath(rows))
+    if hasattr(rows, "columns"):
+        return schema.encode(rows, what)
+    return np.ascontiguousarray(rows, dtype=np.float64)
+
+
+def _call_line(name: str, args: Sequence[str], options: Mapping[str, Any]) -> str:
+    parts = list(args) + [f"{k}={v!r}" for k, v in options.items() if v is not None]
+    return f"witness.{name}({', '.join(parts)})"
+
+
+def _pairs(csv: str, schema: Schema) -> Any:
+    import pandas as pd
+
+    if not csv:
+        return None
+    df = pd.read_csv(io.StringIO(csv), dtype=str, keep_default_na=False)
+    return column_types(df, schema)
+
+
+def _progress(progress: ProgressArg, kind: str) -> Optional[Callable[[Dict[str, Any]], None]]:
+    """progress=True: a tqdm bar when tqdm is installed, else a line on stderr."""
+    if progress is None or progress is False:
+        return None
+    if callable(progress):
+        return progress
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        tqdm = None
+    state: Dict[str, Any] = {}
+
+    def show(p: Dict[str, Any]) -> None:
+        if kind == "fair":
+            done, total, unit = 100.0 * (p["certified"] + p["falsified"]), 100.0, "% decided"
+        else:
+            done, total, unit = float(p["generated"]), float(p["budget"] or 0) or None, " tests"
+        if tqdm is not None:
+            bar = state.get("bar")
+            if bar is None:
+                bar = state["bar"] = tqdm(total=total, unit=unit.strip(), desc=f"witness {kind}")
+            bar.n = done
+            bar.refresh()
+        else:
+            print(f"\rwitness {kind}: {done:.1f}{unit}", end="", file=sys.stderr, flush=True)
+
+    show.close = lambda: state["bar"].close() if "bar" in state else None  # type: ignore[attr-defined]
+    return show
+
+
+def _run(call: Callable[[Any], Dict[str, Any]], progress: ProgressArg, kind: str) -> Dict[str, Any]:
+    shown = _progress(progress, kind)
+    try:
+        return call(shown)
+    finally:
+        if shown is not None and hasattr(shown, "close"):
+            shown.close()
+
+
+# --- the calls ------------------------------------------------------------------------------------
+def fair(
+    model: Any,
+    schema: Any,
+    protected: Optional[Sequence[str]] = None,
+    engine: str = "auto",
+    time_limit: Optional[float] = None,
+    quantify: bool = False,
+    seeds: Any = None,
+    seed: Optional[int] = None,
+    threads: Optional[int] = None,
+    progress: ProgressArg = None,
+    **options: Any,
+) -> FairResult:
+    """Finds an unfairness witness or proves there is none (witness fair). Further options are
+    the CLI's flags: max_witnesses=5, max_regions=100, split="widest", query_time_limit=2, ..."""
+    m, s = _model(model), _schema(schema)
+    _same_inputs(m, s)
+    flags = _options(options)
+    if quantify:
+        flags["quantify"] = "true"
+    command = _call_line("fair", [m.source or m.name, s.source], {"protected": protected, "engine": engine,
+                                                                  "time_limit": time_limit, "quantify": quantify or None,
+                                                                  **options})
+    out = _run(
+        lambda shown: _witness.fair(m, s._native, list(protected or []), engine,
+                                    flags, _env(seed, threads, time_limit), _rows(s, seeds, "seeds"), command, shown),
+        progress,
+        "fair",
+    )
+    doc = json.loads(out["result"])
+    return FairResult(
+        text=out["text"],
+        _json=doc,
+        _report=out["report"],
+        verdict=doc["verdict"],
+        witness=doc.get("witness"),
+        pairs=_pairs(out["pairs_csv"], s),
+        certified=doc.get("certified"),
+        falsified=doc.get("falsified"),
+        undecided=doc.get("undecided"),
+        regions=_regions(out["regions_csv"]),
+    )
+
+
+def _regions(csv: str) -> Any:
+    import pandas as pd
+
+    return pd.read_csv(io.StringIO(csv), keep_default_na=False) if csv else None
+
+
+def test(
+    model: Any,
+    schema: Any,
+    protected: Optional[Sequence[str]] = None,
+    method: str = "symbgen",
+    budget: Optional[int] = None,
+    time_limit: Optional[float] = None,
+    seeds: Any = None,
+    seed: Optional[int] = None,
+    threads: Optional[int] = None,
+    codes: bool = False,
+    progress: ProgressArg = None,
+    **options: Any,
+) -> TestResult:
+    """Generates discriminatory test inputs (witness test). `model` may be any Python callable on a
+    DataFrame of the schema's columns (categories as pandas Categoricals; raw codes with
+    codes=True) returning one label per row (class names or indices); it is called with batches.
+    A fitted estimator is converted (from_sklearn), a model file loaded."""
+    s = _schema(schema)
+    flags = _options({"method": method, "budget": budget, **options})
+    oracle: Any
+    name = ""
+    if isinstance(model, (_witness.Model, str, os.PathLike)) or (hasattr(model, "classes_") and hasattr(model, "predict")):
+        oracle = _model(model)
+        _same_inputs(oracle, s)
+        shown_name = oracle.source or oracle.name
+        classes = 0
+    elif callable(model):
+        function = model
+        name = f"python:{getattr(function, '__qualname__', type(function).__name__)}"
+        shown_name = name
+        classes = max(len(s.label_classes), 2)
+
+        def oracle(raw: np.ndarray) -> np.ndarray:
+            rows = s.decode(raw)
+            if codes:
+                for f in s.features:
+                    if f.kind == "categorical" and hasattr(rows[f.name], "cat"):
+                        rows[f.name] = rows[f.name].cat.codes.astype(np.int64)
+            return s.label_codes(function(rows), name)
+
+    else:
+        raise InputError(f"test: expected a model or a callable, got {type(model).__name__}")
+    command = _call_line("test", [shown_name, s.source], {"protected": protected, "method": method, "budget": budget,
+                                                          "time_limit": time_limit, **options})
+    out = _run(
+        lambda shown: _witness.test(oracle, s._native, list(protected or []), flags, _env(seed, threads, time_limit),
+                                    _rows(s, seeds, "seeds"), command, name, classes, shown),
+        progress,
+        "test",
+    )
+    doc = json.loads(out["result"])
+    return TestResult(
+        text=out["text"],
+        _json=doc,
+        _report=out["report"],
+        generated=doc["generated"],
+        discriminatory=doc["discriminatory"],
+        success_rate=doc["success_rate"],
+        stopped=doc["stopped"],
+        pairs=_pairs(out["pairs_csv"], s),
+    )
+
+
+def bias(
+    model: Any,
+    schema: Any,
+    protected: Optional[Sequence[str]] = None,
+    samples: int = 100000,
+    data: Any = None,
+    seed: Optional[int] = None,
+    threads: Optional[int] = None,
+) -> BiasResult:
+    """Estimates Bias%: the share of inputs whose label changes with the protected attributes
+    (witness bias); drawn uniformly from the domain, or from the rows of `data` (a DataFrame or CSV)."""
+    m, s = _model(model), _schema(schema)
+    _same_inputs(m, s)
+    data_name = os.fspath(data) if isinstance(data, (str, os.PathLike)) else ("<dataframe>" if data is not None else "")
+    command = _call_line("bias", [m.source or m.name, s.source], {"protected": protected, "samples": samples})
+    out = _witness.bias(m, s._native, list(protected or []), int(samples), _env(seed, threads, None),
+                        _rows(s, data, "data"), data_name, command)
+    doc = json.loads(out["result"])
+    return BiasResult(
+        text=out["text"],
+        _json=doc,
+        _report=out["report"],
+        bias_percent=doc["bias_percent"],
+        ci95_percent=list(doc["ci95_percent"]),
+        samples=doc["samples"],
+        discriminatory=doc["discriminatory"],
+    )
+
+
+def query(query: Union[str, os.PathLike, Mapping[str, Any]], time_limit: float = 0.0) -> QueryResult:
+    """Answers might/would counterfactual queries (witness query): a TOML file, TOML text, or a dict
+    with the file's keys (paths in it are relative to the current directory)."""
+    if isinstance(query, Mapping):
+        text, path = _toml(query), os.path.join(os.getcwd(), "<query>.toml")
+    elif isinstance(query, (str, os.PathLike)) and os.path.exists(os.fspath(query)):
+        path = os.fspath(query)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    elif isinstance(query, str) and "\n" in query:
+        text, path = query, os.path.join(os.getcwd(), "<query>.toml")
+    else:
+        raise InputError(f"{os.fspath(query)}: no such query file")
+    out = _witness.query(text, path, float(time_limit))
+    doc = json.loads(out["result"])
+    return QueryResult(text=out["text"], _json=doc, _report="", answers=doc["queries"])
+
+
+def _toml(value: Mapping[str, Any]) -> str:
+    """A dict as TOML: scalars and arrays first, then tables and arrays of tables."""
+    lines: List[str] = []
+
+    def scalar(v: Any) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, (int, np.integer)):
+            return str(int(v))
+        if isinstance(v, (float, np.floating)):
+            text = repr(float(v))
+            return text if any(c in text for c in ".ein") else text + ".0"
+        if isinstance(v, str):
+            return json.dumps(v, ensure_ascii=False)
+        if isinstance(v, (list, tuple)):
+            return "[" + ", ".join(scalar(x) for x in v) + "]"
+        if isinstance(v, Mapping):
+            return "{" + ", ".join(f"{json.dumps(str(k))} = {scalar(x)}" for k, x in v.items()) + "}"
+        raise InputError(f"query: cannot write {type(v).__name__} as TOML")
+
+    def table(prefix: str, t: Mapping[str, Any]) -> None:
+        for k, v in t.items():
+            if not isinstance(v, Mapping) and not (isinstance(v, list) and v and all(isinstance(x, Mapping) for x in v)):
+                lines.append(f"{json.dumps(str(k))} = {scalar(v)}")
+        for k, v in t.items():
+            key = f"{prefix}.{json.dumps(str(k))}" if prefix else json.dumps(str(k))
+            if isinstance(v, Mapping):
+                lines.append(f"\n[{key}]")
+                table(key, v)
+            elif isinstance(v, list) and v and all(isinstance(x, Mapping) for x in v):
+                for item in v:
+                    lines.append(f"\n[[{key}]]")
+                    table(key, item)
+
+    table("", value)
+    return "\n".join(lines) + "\n"

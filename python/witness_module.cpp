@@ -1,0 +1,582 @@
+// The `_witness` extension: the C++ engines for the `witness` Python package (python/witness/).
+// It exposes models, schemas and one call per command; the package around it converts
+// scikit-learn and PyTorch models, pandas data and the answers. Long calls run on a worker thread
+// with the GIL released, so the interpreter can take Ctrl-C (it cancels the engine) and report
+// progress while they run.
+#include <malloc.h>
+#include <pybind11/eigen.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "core/env.h"
+#include "core/error.h"
+#include "domain/schema.h"
+#include "fairness/bias.h"
+#include "fairness/blackbox.h"
+#include "fairness/engine.h"
+#include "fairness/oracle.h"
+#include "model/evaluator.h"
+#include "model/loaders.h"
+#include "model/model.h"
+#include "query/query.h"
+#include "report/html_report.h"
+#include "report/runs.h"
+
+namespace py = pybind11;
+
+namespace witness {
+namespace {
+
+using Options = std::map<std::string, std::string>;
+using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// The latest progress a worker posted, for the interpreter's thread to pass on.
+class ProgressSlot {
+ public:
+  void post(nlohmann::json progress) {
+    const std::lock_guard lock(mutex_);
+    latest_ = std::move(progress);
+    fresh_ = true;
+  }
+  std::optional<std::string> take() {
+    const std::lock_guard lock(mutex_);
+    if (!fresh_) return std::nullopt;
+    fresh_ = false;
+    return latest_.dump();
+  }
+
+ private:
+  std::mutex mutex_;
+  nlohmann::json latest_;
+  bool fresh_ = false;
+};
+
+// Runs `work` on a worker thread while this (the interpreter's) thread, without the GIL, waits for
+// it; every 100 ms it takes the GIL to look for signals and to pass fresh progress to
+// `on_progress`. Ctrl-C raises the flag `cancel`, waits for the engine to stop and raises
+// KeyboardInterrupt; an engine that reads no cancel flag (`detach_on_cancel`: the query solver)
+// is left to finish alone, so `work` must then own everything it reads.
+RunOutput run_released(std::function<RunOutput()> work, std::atomic<bool>& cancel, ProgressSlot& progress,
+                       const py::object& on_progress, bool detach_on_cancel = false) {
+  struct Shared {
+    std::mutex mutex;
+    std::condition_variable finished;
+    bool done = false;
+    std::optional<RunOutput> result;
+    std::exception_ptr error;
+  };
+  auto shared = std::make_shared<Shared>();
+  std::thread worker([shared, work = std::move(work)] {
+    std::optional<RunOutput> result;
+    std::exception_ptr error;
+    try {
+      result.emplace(work());
+    } catch (...) {
+      error = std::current_exception();
+    }
+    const std::lock_guard lock(shared->mutex);
+    shared->result = std::move(result);
+    shared->error = error;
+    shared->done = true;
+    shared->finished.notify_all();
+  });
+  auto stop_worker = [&] {
+    cancel = true;
+    if (detach_on_cancel) {
+      worker.detach();
+      return;
+    }
+    const py::gil_scoped_release release;
+    worker.join();
+  };
+  for (bool over = false; !over;) {
+    {
+      const py::gil_scoped_release release;
+      std::unique_lock lock(shared->mutex);
+      over = shared->finished.wait_for(lock, std::chrono::milliseconds(100), [&] { return shared->done; });
+    }
+    if (PyErr_CheckSignals() != 0) {
+      py::error_already_set interrupt;  // takes KeyboardInterrupt (or the handler's error) off the interpreter
+      stop_worker();
+      throw interrupt;
+    }
+    if (const std::optional<std::string> p = progress.take(); p && !on_progress.is_none()) {
+      try {
+        on_progress(py::module_::import("json").attr("loads")(*p));
+      } catch (...) {
+        stop_worker();
+        throw;
+      }
+    }
+  }
+  {
+    const py::gil_scoped_release release;
+    worker.join();
+  }
+  if (shared->error) std::rethrow_exception(shared->error);
+  return std::move(*shared->result);
+}
+
+// The answer as the package reads it: JSON as text (json.loads gives the CLI's --json exactly).
+py::dict to_python(const RunOutput& out) {
+  py::dict d;
+  d["result"] = out.result.dump();
+  d["text"] = out.text;
+  d["report"] = out.report.is_null() ? std::string() : out.report.dump();
+  d["pairs_csv"] = out.pairs_csv;
+  d["regions_csv"] = out.regions_csv;
+  return d;
+}
+
+// seed, threads and time-limit go to the environment; bad values are InputError.
+void set_env_options(Env& env, const Options& options) {
+  for (const auto& [name, value] : options) env.options.set(name, value);
+}
+
+// Raw rows [n][features] (numpy) -> columns [features][n], checked against the schema.
+Eigen::MatrixXd raw_columns(const RowMatrix& rows, const Schema& schema, const std::string& what) {
+  if (rows.cols() != schema.size())
+    throw InputError(what, "", fmt::format("{} columns, but the schema has {} features", rows.cols(), schema.size()));
+  Eigen::MatrixXd raw = rows.transpose();
+  for (Eigen::Index j = 0; j < raw.cols(); ++j) {
+    if (!schema.contains(raw.col(j)))
+      throw InputError(what, fmt::format("row {}", j + 1),
+                       fmt::format("({}) lies outside the schema's bounds", schema.display_row(raw.col(j))));
+  }
+  return raw;
+}
+
+void check_widths(const Model& model, const Schema& schema) {
+  if (schema.model_width() != model.input_width())
+    throw InputError(schema.source(), "",
+                     fmt::format("the schema describes {} model inputs, but {} takes {}", schema.model_width(),
+                                 model.source, model.input_width()));
+}
+
+std::vector<std::string> protected_or_schema(const std::vector<std::string>& names, const Schema& schema) {
+  std::vector<std::string> out = names.empty() ? schema.protected_names() : names;
+  if (out.empty())
+    throw InputError(schema.source(), "", "no protected attribute: give protected=[...] or set `protected`");
+  (void)schema.protected_indices(out);  // unknown or real features are InputError here
+  return out;
+}
+
+// A Python callable as the black box: it gets raw rows [n][features] and returns n class indices
+// (the package turns rows into a DataFrame and labels into indices). A Python exception stops the
+// run and is raised again by the interpreter's thread.
+class PythonOracle : public LabelOracle {
+ public:
+  PythonOracle(py::function function, std::string name, int classes)
+      : function_(std::move(function)), name_(std::move(name)), classes_(classes) {}
+  ~PythonOracle() override {
+    const py::gil_scoped_acquire gil;
+    function_ = py::function();
+    raised_ = nullptr;
+  }
+  PythonOracle(const PythonOracle&) = delete;
+  PythonOracle& operator=(const PythonOracle&) = delete;
+
+  void labels(const Eigen::MatrixXd& raw, std::vector<int>& out) override {
+    const auto n = raw.cols();
+    out.resize(static_cast<std::size_t>(n));
+    rows_ += n;
+    const py::gil_scoped_acquire gil;
+    try {
+      py::array_t<double> rows({n, raw.rows()});
+      std::copy(raw.data(), raw.data() + raw.size(), rows.mutable_data());  // column-major columns = C rows
+      const auto labels = py::array_t<long long, py::array::c_style | py::array::forcecast>(function_(rows));
+      if (labels.ndim() != 1 || labels.shape(0) != n)
+        throw InputError(fmt::format("{}: returned {} labels for {} rows", name_, labels.size(), n));
+      for (py::ssize_t i = 0; i < n; ++i) {
+        const long long v = labels.at(i);
+        if (v < 0 || v >= classes_)
+          throw InputError(
+              fmt::format("{}: label {} of row {} is not a class index 0..{}", name_, v, i + 1, classes_ - 1));
+        out[static_cast<std::size_t>(i)] = static_cast<int>(v);
+      }
+    } catch (py::error_already_set&) {
+      const std::lock_guard lock(mutex_);
+      raised_ = std::current_exception();
+      throw Error(name_ + " raised an exception");
+    }
+  }
+  [[nodiscard]] std::string name() const override { return name_; }
+  // The Python exception that stopped the run, if any (call with the GIL).
+  void raise_if_raised() {
+    const std::lock_guard lock(mutex_);
+    if (raised_) {
+      std::exception_ptr e = raised_;
+      raised_ = nullptr;
+      std::rethrow_exception(e);
+    }
+  }
+
+ private:
+  py::function function_;
+  std::string name_;
+  int classes_;
+  std::mutex mutex_;
+  std::exception_ptr raised_;
+};
+
+py::dict fair_call(const Model& model, const Schema& schema, const std::vector<std::string>& names,
+                   const std::string& engine, const Options& options, const Options& env_options,
+                   const std::optional<RowMatrix>& seeds, const std::string& command, const py::object& on_progress) {
+  check_widths(model, schema);
+  (void)fairness_engine(engine);
+  const FairnessProblem problem(model, schema, names);
+  EngineSettings settings;
+  for (const auto& [k, v] : options) set_engine_option(settings, k, v);
+  Eigen::MatrixXd seed_rows;
+  if (seeds) {
+    seed_rows = raw_columns(*seeds, schema, "seeds");
+    settings.seeds = &seed_rows;
+  }
+  auto env = std::make_shared<Env>();
+  set_env_options(*env, env_options);
+  std::atomic<bool> cancel{false};
+  ProgressSlot progress;
+  settings.cancel = &cancel;
+  settings.progress = [&progress](const CompleteProgress& p) {
+    progress.post({{"certified", p.certified},
+                   {"falsified", p.falsified},
+                   {"undecided", std::max(0.0, 1.0 - p.certified - p.falsified)},
+                   {"leaves", p.leaves},
+                   {"seconds", p.seconds}});
+  };
+  env->set_cancel(&cancel);
+  return to_python(run_released(
+      [&] {
+        env->start();
+        return run_fair(problem, engine, settings, *env, command);
+      },
+      cancel, progress, on_progress));
+}
+
+py::dict test_call(const py::object& model_or_function, const Schema& schema, const std::vector<std::string>& names,
+                   const Options& options, const Options& env_options, const std::optional<RowMatrix>& seeds,
+                   const std::string& command, const std::string& function_name, int classes,
+                   const py::object& on_progress) {
+  const std::vector<std::string> prot = protected_or_schema(names, schema);
+  auto env = std::make_shared<Env>();
+  set_env_options(*env, env_options);
+  TestOptions o;
+  if (!options.contains("budget") && env->options.get_real("time-limit") > 0) o.budget = 0;  // until the limit
+  for (const auto& [k, v] : options) set_setting(test_options(), o, k, v);
+  o.protected_features = schema.protected_indices(prot);
+  Eigen::MatrixXd seed_rows;
+  if (seeds) {
+    seed_rows = raw_columns(*seeds, schema, "seeds");
+    if (seed_rows.cols() == 0) throw InputError("seeds: no data rows");
+    o.seeds = &seed_rows;
+  }
+  std::atomic<bool> cancel{false};
+  ProgressSlot progress;
+  o.on_progress = [&progress](const TestProgress& p) {
+    progress.post({{"generated", p.generated},
+                   {"discriminatory", p.discriminatory},
+                   {"budget", p.budget},
+                   {"seconds", p.seconds}});
+  };
+  env->set_cancel(&cancel);
+  std::unique_ptr<LabelOracle> oracle;
+  PythonOracle* python = nullptr;
+  if (py::isinstance<Model>(model_or_function)) {
+    const Model& model = model_or_function.cast<const Model&>();
+    check_widths(model, schema);
+    oracle = std::make_unique<ModelOracle>(model, schema, env->threads());
+  } else {
+    auto p = std::make_unique<PythonOracle>(model_or_function.cast<py::function>(), function_name, classes);
+    python = p.get();
+    oracle = std::move(p);
+  }
+  try {
+    return to_python(run_released(
+        [&] {
+          env->start();
+          return run_testing(*oracle, schema, prot, o, *env, command, static_cast<std::size_t>(-1));
+        },
+        cancel, progress, on_progress));
+  } catch (const Error&) {
+    if (python) python->raise_if_raised();
+    throw;
+  }
+}
+
+py::dict bias_call(const Model& model, const Schema& schema, const std::vector<std::string>& names, long long samples,
+                   const Options& env_options, const std::optional<RowMatrix>& rows, const std::string& data,
+                   const std::string& command) {
+  check_widths(model, schema);
+  const std::vector<std::string> prot = protected_or_schema(names, schema);
+  if (samples <= 0 || samples > 100000000)
+    throw InputError(fmt::format("samples: expected a count from 1 to 1e8, got {}", samples));
+  auto env = std::make_shared<Env>();
+  set_env_options(*env, env_options);
+  Eigen::MatrixXd data_rows;
+  BiasOptions o;
+  o.samples = samples;
+  o.seed = env->seed();
+  o.threads = env->threads();
+  if (rows) {
+    data_rows = raw_columns(*rows, schema, data.empty() ? "data" : data);
+    if (data_rows.cols() == 0) throw InputError("data: no rows");
+    o.rows = &data_rows;
+  }
+  std::atomic<bool> cancel{false};
+  ProgressSlot progress;
+  env->set_cancel(&cancel);
+  return to_python(run_released(
+      [&] {
+        env->start();
+        return run_bias(model, schema, prot, o, *env, command, data);
+      },
+      cancel, progress, py::none()));
+}
+
+py::dict query_call(const std::string& text, const std::string& path, double time_limit) {
+  auto queries = std::make_shared<const std::vector<Query>>(load_query_text(text, path));
+  QueryOptions options;
+  options.time_limit = time_limit;
+  std::atomic<bool> cancel{false};
+  ProgressSlot progress;
+  // The solver reads no cancel flag: on Ctrl-C the query goes on alone until it ends.
+  return to_python(run_released([queries, options] { return run_queries(*queries, options); }, cancel, progress,
+                                py::none(), /*detach_on_cancel=*/true));
+}
+
+TreeEnsemble::Mode tree_mode(const std::string& name) {
+  static const std::map<std::string, TreeEnsemble::Mode> modes = {
+      {"leaf", TreeEnsemble::Mode::Leaf}, {"<=", TreeEnsemble::Mode::Leq}, {"<", TreeEnsemble::Mode::Lt},
+      {">=", TreeEnsemble::Mode::Geq},    {">", TreeEnsemble::Mode::Gt},   {"==", TreeEnsemble::Mode::Eq},
+      {"!=", TreeEnsemble::Mode::Neq}};
+  const auto it = modes.find(name);
+  if (it == modes.end()) throw InputError(fmt::format("tree: unknown node mode '{}'", name));
+  return it->second;
+}
+
+// One tree from flat arrays: per node its mode, feature, threshold and children; per leaf entry the
+// node, the output it adds to and the weight.
+TreeEnsemble::Tree make_tree(const py::dict& t) {
+  const auto modes = t["mode"].cast<std::vector<std::string>>();
+  const auto features = t["feature"].cast<std::vector<int>>();
+  const auto thresholds = t["threshold"].cast<std::vector<double>>();
+  const auto true_child = t["true_child"].cast<std::vector<int>>();
+  const auto false_child = t["false_child"].cast<std::vector<int>>();
+  const auto leaf_node = t["leaf_node"].cast<std::vector<int>>();
+  const auto leaf_target = t["leaf_target"].cast<std::vector<int>>();
+  const auto leaf_weight = t["leaf_weight"].cast<std::vector<double>>();
+  const std::size_t n = modes.size();
+  if (features.size() != n || thresholds.size() != n || true_child.size() != n || false_child.size() != n ||
+      leaf_target.size() != leaf_node.size() || leaf_weight.size() != leaf_node.size())
+    throw InputError("tree: the node (or leaf) arrays differ in length");
+  TreeEnsemble::Tree tree;
+  for (std::size_t i = 0; i < n; ++i) {
+    tree.nodes.push_back({.mode = tree_mode(modes[i]),
+                          .feature = features[i],
+                          .threshold = thresholds[i],
+                          .true_child = true_child[i],
+                          .false_child = false_child[i],
+                          .missing_tracks_true = false});
+  }
+  for (std::size_t i = 0; i < leaf_node.size(); ++i)
+    tree.leaves.push_back({.node = leaf_node[i], .target = leaf_target[i], .weight = leaf_weight[i]});
+  return tree;
+}
+
+int tree_ensemble_node(ModelBuilder& b, int x, const py::list& trees, int n_targets, const std::string& aggregate,
+                       const std::vector<double>& base_values, bool classifier) {
+  auto e = std::make_shared<TreeEnsemble>();
+  for (const py::handle t : trees) e->trees.push_back(make_tree(t.cast<py::dict>()));
+  e->n_targets = n_targets;
+  if (aggregate == "sum") {
+    e->aggregate = TreeEnsemble::Aggregate::Sum;
+  } else if (aggregate == "average") {
+    e->aggregate = TreeEnsemble::Aggregate::Average;
+  } else {
+    throw InputError(fmt::format("tree ensemble: unknown aggregate '{}' (sum, average)", aggregate));
+  }
+  e->base_values = base_values;
+  e->classifier = classifier;
+  return b.tree_ensemble(x, e, "trees");
+}
+
+OpKind unary_op(const std::string& name) {
+  static const std::map<std::string, OpKind> ops = {{"relu", OpKind::Relu},         {"sigmoid", OpKind::Sigmoid},
+                                                    {"tanh", OpKind::Tanh},         {"softmax", OpKind::Softmax},
+                                                    {"identity", OpKind::Identity}, {"leaky_relu", OpKind::LeakyRelu}};
+  const auto it = ops.find(name);
+  if (it == ops.end()) throw UnsupportedError(fmt::format("unknown activation '{}'", name));
+  return it->second;
+}
+
+Model finish_model(ModelBuilder& b, int output, const std::string& rule, int node, double threshold,
+                   const std::vector<std::string>& classes, const std::string& source) {
+  Model m;
+  if (rule == "threshold") {
+    m = b.finish(output, DecisionRule::threshold_on(node, threshold));
+  } else if (rule == "argmax") {
+    m = b.finish(output, DecisionRule::argmax_of(node));
+  } else if (rule == "default") {
+    m = b.finish(output, DecisionRule::argmax_of(output));
+    m.rule = default_rule(m);
+  } else {
+    throw InputError(fmt::format("unknown decision rule '{}' (default, threshold, argmax)", rule));
+  }
+  m.rule.class_labels = classes;
+  m.source = source;
+  m.format = "python";
+  m.validate();
+  return m;
+}
+
+py::array_t<long long> predict(const Model& m, const RowMatrix& x) {
+  if (x.cols() != m.input_width())
+    throw InputError(fmt::format("predict: {} columns, but {} takes {} inputs", x.cols(), m.source, m.input_width()));
+  Evaluator<double> ev(m);
+  std::vector<int> labels;
+  const Eigen::MatrixXd columns = x.transpose();
+  {
+    const py::gil_scoped_release release;
+    ev.labels(columns, labels);
+  }
+  py::array_t<long long> out(static_cast<py::ssize_t>(labels.size()));
+  for (std::size_t i = 0; i < labels.size(); ++i) out.mutable_at(static_cast<py::ssize_t>(i)) = labels[i];
+  return out;
+}
+
+RowMatrix outputs(const Model& m, const RowMatrix& x) {
+  if (x.cols() != m.input_width())
+    throw InputError(fmt::format("outputs: {} columns, but {} takes {} inputs", x.cols(), m.source, m.input_width()));
+  const Evaluation e = evaluate(m, x.transpose());
+  return e.outputs.transpose();
+}
+
+py::list feature_list(const Schema& s) {
+  py::list out;
+  for (const Feature& f : s.features()) {
+    py::dict d;
+    d["name"] = f.name;
+    d["kind"] = kind_name(f.kind);
+    d["min"] = f.min;
+    d["max"] = f.max;
+    d["categories"] = f.categories;
+    d["one_hot"] = f.one_hot;
+    out.append(d);
+  }
+  return out;
+}
+
+}  // namespace
+}  // namespace witness
+
+PYBIND11_MODULE(_witness, m) {
+  using namespace witness;
+#ifdef __GLIBC__
+  // The engines allocate and free large batches (SymbGen's 5000-row explanations) on worker threads.
+  // glibc's defaults give them back to the system and fault them in again each time: 20% of a test
+  // run (bench/results/python.md). The witness executable links tcmalloc instead; here the
+  // interpreter's malloc is kept, with big blocks staying in the heap and freed memory kept for reuse.
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  mallopt(M_TOP_PAD, 16 << 20);
+#endif
+  m.doc() = "witness's C++ engines (use the `witness` package)";
+  static py::exception<Error> error(m, "Error");
+  static py::exception<InputError> input_error(m, "InputError", error.ptr());
+  error.attr("__module__") = "witness";  // shown as witness.InputError in tracebacks
+  input_error.attr("__module__") = "witness";
+  // NOLINTNEXTLINE(performance-unnecessary-value-param): pybind11 takes a void(*)(std::exception_ptr)
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const InputError& e) {
+      PyErr_SetString(input_error.ptr(), e.what());
+    } catch (const Error& e) {
+      PyErr_SetString(error.ptr(), e.what());
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (const std::exception& e) {
+      PyErr_SetString(error.ptr(), e.what());
+    }
+  });
+  m.attr("__version__") = witness_version().substr(witness_version().find(' ') + 1);  // "0.1.0"
+
+  py::class_<Model, std::shared_ptr<Model>>(m, "Model")
+      .def_readonly("name", &Model::name)
+      .def_readonly("source", &Model::source)
+      .def_readonly("format", &Model::format)
+      .def_readonly("input_names", &Model::input_names)
+      .def_readonly("output_names", &Model::output_names)
+      .def_property_readonly("classes", [](const Model& md) { return md.rule.class_labels; })
+      .def_property_readonly("input_width", &Model::input_width)
+      .def_property_readonly("output_width", &Model::output_width)
+      .def_property_readonly("rule", [](const Model& md) { return md.rule.describe(); })
+      .def("predict", &predict, py::arg("x"))
+      .def("outputs", &outputs, py::arg("x"))
+      .def(
+          "save_onnx", [](const Model& md, const std::string& path) { save_onnx(md, path); }, py::arg("path"));
+  m.def(
+      "load_model", [](const std::string& path) { return std::make_shared<Model>(load_model(path)); }, py::arg("path"));
+
+  py::class_<ModelBuilder>(m, "ModelBuilder")
+      .def(py::init<std::string, std::vector<std::string>>(), py::arg("name"), py::arg("input_names"))
+      .def("input", &ModelBuilder::input)
+      .def("width", &ModelBuilder::width)
+      .def("dense", [](ModelBuilder& b, int x, const Eigen::MatrixXd& w, const Eigen::VectorXd& bias,
+                       const std::string& where) { return b.dense(x, w, bias, where); })
+      .def("unary", [](ModelBuilder& b, const std::string& op, int x, const std::string& where,
+                       double alpha) { return b.unary(unary_op(op), x, where, alpha); })
+      .def("constant", [](ModelBuilder& b, const Eigen::VectorXd& v) { return b.constant(v); })
+      .def("add", [](ModelBuilder& b, int a, int c) { return b.binary(OpKind::Add, a, c); })
+      .def("tree_ensemble", &tree_ensemble_node)
+      .def("finish", [](ModelBuilder& b, int output, const std::string& rule, int node, double threshold,
+                        const std::vector<std::string>& classes, const std::string& source) {
+        return std::make_shared<Model>(finish_model(b, output, rule, node, threshold, classes, source));
+      });
+
+  py::class_<Schema, std::shared_ptr<Schema>>(m, "Schema")
+      .def_static(
+          "parse", [](const std::string& text, const std::string& source) { return parse_schema(text, source); },
+          py::arg("text"), py::arg("source"))
+      .def_static(
+          "load", [](const std::string& path) { return load_schema(path); }, py::arg("path"))
+      .def("with_box", &Schema::with_box, py::arg("box"))
+      .def_property_readonly("name", &Schema::name)
+      .def_property_readonly("source", &Schema::source)
+      .def_property_readonly("label", &Schema::label)
+      .def_property_readonly("label_classes", &Schema::label_classes)
+      .def_property_readonly("protected", &Schema::protected_names)
+      .def_property_readonly("boxes", &Schema::box_names)
+      .def_property_readonly("features", &feature_list)
+      .def_property_readonly("model_width", &Schema::model_width)
+      .def_property_readonly("model_input_names", &Schema::model_input_names)
+      .def("to_model",
+           [](const Schema& s, const RowMatrix& rows) -> RowMatrix {
+             return s.to_model_columns(raw_columns(rows, s, "rows")).transpose();
+           })
+      .def("check_rows",
+           [](const Schema& s, const RowMatrix& rows, const std::string& what) { (void)raw_columns(rows, s, what); });
+
+  m.def("fair", &fair_call);
+  m.def("test", &test_call);
+  m.def("bias", &bias_call);
+  m.def("query", &query_call);
+  m.def("write_html_report", [](const std::string& path, const std::string& envelope) {
+    write_html_report(path, nlohmann::json::parse(envelope), "path");
+  });
+}

@@ -1,0 +1,109 @@
+"""from_sklearn and from_torch against the frameworks' own predictions."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
+from sklearn.linear_model import LogisticRegression
+from sklearn.neural_network import MLPClassifier
+from sklearn.tree import DecisionTreeClassifier
+
+import witness
+from conftest import DATASETS, load_data
+
+
+def estimators():
+    return [
+        LogisticRegression(max_iter=200),
+        MLPClassifier((16, 8), max_iter=30, random_state=0),
+        DecisionTreeClassifier(max_depth=10, random_state=0),
+        RandomForestClassifier(n_estimators=15, max_depth=8, random_state=0),
+        GradientBoostingClassifier(n_estimators=15, max_depth=3, random_state=0),
+    ]
+
+
+def agree(model, estimator, X):
+    ours = model.predict(np.asarray(X, dtype=np.float64))
+    theirs = np.searchsorted(estimator.classes_, estimator.predict(X))
+    return int((ours != theirs).sum())
+
+
+@pytest.mark.parametrize("data", sorted(DATASETS))
+def test_every_estimator_agrees_with_predict_on_every_row(data):
+    X, y = load_data(data)
+    for est in estimators():
+        est.fit(X, y)
+        model = witness.from_sklearn(est)
+        assert model.input_names == list(X.columns)
+        assert model.classes == [str(c) for c in est.classes_]
+        assert agree(model, est, X) == 0, (data, type(est).__name__)
+
+
+def test_multiclass_and_real_features_at_float32_boundaries():
+    # Real features whose values sit on and around float32 rounding points of the thresholds:
+    # sklearn compares float32(x) <= t, and the converted trees must send every double the same way.
+    rng = np.random.default_rng(7)
+    X = pd.DataFrame({"a": rng.normal(size=3000), "b": rng.uniform(-5, 5, 3000), "c": rng.integers(0, 4, 3000)})
+    y = np.where(X.a + 0.3 * X.b > 0.5, "high", np.where(X.c > 1, "mid", "low"))
+    for est in estimators():
+        est.fit(X, y)
+        model = witness.from_sklearn(est)
+        probes = [X]
+        if hasattr(est, "tree_") or hasattr(est, "estimators_"):
+            trees = [est] if hasattr(est, "tree_") else np.ravel(est.estimators_)
+            t = np.concatenate([tr.tree_.threshold[tr.tree_.children_left != -1] for tr in trees])
+            near = np.concatenate([t, np.nextafter(t, np.inf), np.nextafter(t, -np.inf),
+                                   t.astype(np.float32).astype(np.float64),
+                                   np.nextafter(t.astype(np.float32), np.float32(np.inf)).astype(np.float64)])
+            grid = pd.DataFrame({c: np.resize(near, len(near)) for c in X.columns})
+            probes.append(grid)
+        for rows in probes:
+            assert agree(model, est, rows) == 0, type(est).__name__
+
+
+def test_torch_sequential_networks_agree_with_the_module():
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    X = torch.randn(2000, 6)
+    for net, classes in [
+        (torch.nn.Sequential(torch.nn.Linear(6, 12), torch.nn.ReLU(), torch.nn.Linear(12, 1)), 2),
+        (torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(), torch.nn.Linear(8, 8), torch.nn.LeakyReLU(0.1),
+                             torch.nn.Linear(8, 3), torch.nn.Softmax(dim=1)), 3),
+        (torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.Sigmoid(), torch.nn.Linear(5, 1), torch.nn.Sigmoid()), 2),
+    ]:
+        net = net.double()
+        model = witness.from_torch(net, X[:4].double())
+        with torch.no_grad():
+            out = net(X.double())
+        expected = (out[:, 0] > (0.5 if isinstance(net[-1], torch.nn.Sigmoid) else 0.0)).long() if out.shape[1] == 1 \
+            else out.argmax(dim=1)
+        assert model.output_width == out.shape[1]
+        assert (model.predict(X.double().numpy()) == expected.numpy()).all()
+        assert len(model.classes) == classes
+
+
+def test_unsupported_models_are_input_errors():
+    from sklearn.svm import SVC
+
+    X, y = load_data("german")
+    with pytest.raises(witness.InputError, match="SVC is not supported"):
+        witness.from_sklearn(SVC().fit(X[:200], y[:200]))
+    with pytest.raises(witness.InputError, match="not a fitted classifier"):
+        witness.from_sklearn(LogisticRegression())
+    torch = pytest.importorskip("torch")
+    with pytest.raises(witness.InputError, match="not supported"):
+        witness.from_torch(torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.Dropout1d(), torch.nn.Conv1d(1, 1, 1)),
+                           torch.zeros(1, 3))
+    with pytest.raises(witness.InputError, match="Sequential"):
+        witness.from_torch(torch.nn.Linear(3, 1), torch.zeros(1, 3))
+
+
+def test_a_converted_model_saved_as_onnx_reads_back_the_same(tmp_path):
+    X, y = load_data("german")
+    for est in estimators():
+        est.fit(X, y)
+        model = witness.from_sklearn(est)
+        path = tmp_path / f"{type(est).__name__}.onnx"
+        model.save_onnx(str(path))
+        back = witness.load_model(path)
+        assert (back.predict(X.to_numpy(np.float64)) == model.predict(X.to_numpy(np.float64))).all()
