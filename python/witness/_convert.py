@@ -25,49 +25,45 @@ def _input_names(estimator: Any, n: int, feature_names: Optional[Sequence[str]])
     return names
 
 
-def _float32_split(t: float) -> Tuple[str, float]:
+def _float32_splits(t: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     """scikit-learn sends x left when float32(x) <= t. The same test on the double x: x below the
     midpoint m between the largest float32 f <= t and the next float32 (x == m rounds to the even
-    one of the two)."""
-    f = np.float32(t)
-    if float(f) > t:
-        f = np.nextafter(f, np.float32(-np.inf))
+    one of the two, so the test is x <= m then). Returns the modes ("<=" or "<") and the m's."""
+    t = np.asarray(t, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        f = t.astype(np.float32)
+    f = np.where(f.astype(np.float64) > t, np.nextafter(f, np.float32(-np.inf)), f).astype(np.float32)
     up = np.nextafter(f, np.float32(np.inf))
-    if not np.isfinite(up):
-        return "<=", float(np.finfo(np.float64).max)
-    m = (float(f) + float(up)) / 2.0  # exact: two float32 values and their mean fit in a double
-    even = (np.array([f], dtype=np.float32).view(np.int32)[0] & 1) == 0
-    return ("<=" if even else "<"), m
+    m = (f.astype(np.float64) + up.astype(np.float64)) / 2.0  # exact: two float32 values and their mean fit in a double
+    even = (f.view(np.int32) & 1) == 0
+    top = ~np.isfinite(up)  # t at or above the largest float32: every finite x goes left
+    m[top] = np.finfo(np.float64).max
+    return np.where(even | top, "<=", "<").astype(object), m
 
 
 def _tree(tree: Any, leaf_values: np.ndarray, target_of: Optional[int] = None) -> Dict[str, Any]:
     """One sklearn tree_ as flat arrays; leaf_values[node] holds the node's outputs (one per target,
     or one for `target_of`)."""
     left, right = tree.children_left, tree.children_right
-    modes, thresholds = [], []
-    leaf_node, leaf_target, leaf_weight = [], [], []
-    for node in range(tree.node_count):
-        if left[node] == -1:
-            modes.append("leaf")
-            thresholds.append(0.0)
-            values = np.atleast_1d(leaf_values[node])
-            for k, w in enumerate(values):
-                leaf_node.append(node)
-                leaf_target.append(k if target_of is None else target_of)
-                leaf_weight.append(float(w))
-        else:
-            mode, threshold = _float32_split(float(tree.threshold[node]))
-            modes.append(mode)
-            thresholds.append(threshold)
+    leaf = left == -1
+    modes, thresholds = _float32_splits(np.where(leaf, 0.0, tree.threshold))
+    modes[leaf] = "leaf"
+    thresholds[leaf] = 0.0
+    leaf_nodes = np.flatnonzero(leaf)
+    values = np.asarray(leaf_values, dtype=np.float64)[leaf_nodes]
+    if values.ndim == 1:
+        values = values[:, None]
+    k = values.shape[1]
+    targets = np.tile(np.arange(k), len(leaf_nodes)) if target_of is None else np.full(values.size, target_of)
     return {
-        "mode": modes,
-        "feature": [max(int(f), 0) for f in tree.feature],
-        "threshold": thresholds,
-        "true_child": [int(c) for c in left],
-        "false_child": [int(c) for c in right],
-        "leaf_node": leaf_node,
-        "leaf_target": leaf_target,
-        "leaf_weight": leaf_weight,
+        "mode": modes.tolist(),
+        "feature": np.maximum(tree.feature, 0).tolist(),
+        "threshold": thresholds.tolist(),
+        "true_child": left.tolist(),
+        "false_child": right.tolist(),
+        "leaf_node": np.repeat(leaf_nodes, k).tolist(),
+        "leaf_target": targets.tolist(),
+        "leaf_weight": values.ravel().tolist(),
     }
 
 

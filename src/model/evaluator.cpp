@@ -54,26 +54,28 @@ template <typename T>
 void tree_ensemble(const TreeEnsemble& te, const Eigen::Matrix<T, -1, -1>& x, Eigen::Matrix<T, -1, -1>& out) {
   const Eigen::Index cols = x.cols();
   const int targets = te.n_targets;
-  Eigen::Matrix<T, -1, -1> acc(targets, cols);
+  Eigen::Matrix<T, -1, -1> acc = Eigen::Matrix<T, -1, -1>::Zero(targets, cols);
   const bool extreme = te.aggregate == TreeEnsemble::Aggregate::Min || te.aggregate == TreeEnsemble::Aggregate::Max;
-  std::vector<bool> seen(static_cast<std::size_t>(targets));
-  for (Eigen::Index c = 0; c < cols; ++c) {
-    acc.col(c).setZero();
-    std::fill(seen.begin(), seen.end(), false);
-    for (const auto& tree : te.trees) {
+  Eigen::Matrix<bool, -1, -1> seen = Eigen::Matrix<bool, -1, -1>::Constant(targets, cols, false);
+  // Tree by tree over all rows: one tree's nodes stay in cache (a forest of a hundred deep trees
+  // does not fit), and every row still adds its trees' weights in the trees' order.
+  for (const auto& tree : te.trees) {
+    for (Eigen::Index c = 0; c < cols; ++c) {
       const int leaf = tree_leaf<T>(tree, x.col(c).data());
-      for (const auto& w : tree.leaves) {
-        if (w.node != leaf) continue;
+      for (const auto& w : tree.leaves_of(leaf)) {
         T& a = acc(w.target, c);
         const auto v = static_cast<T>(w.weight);
-        if (!extreme || !seen[static_cast<std::size_t>(w.target)]) {
+        bool& s = seen(w.target, c);
+        if (!extreme || !s) {
           a = extreme ? v : a + v;
         } else {
           a = te.aggregate == TreeEnsemble::Aggregate::Min ? std::min(a, v) : std::max(a, v);
         }
-        seen[static_cast<std::size_t>(w.target)] = true;
+        s = true;
       }
     }
+  }
+  for (Eigen::Index c = 0; c < cols; ++c) {
     if (te.aggregate == TreeEnsemble::Aggregate::Average) acc.col(c) /= static_cast<T>(te.trees.size());
     for (int t = 0; t < targets && !te.base_values.empty(); ++t) {
       acc(t, c) += static_cast<T>(te.base_values[static_cast<std::size_t>(t)]);

@@ -338,8 +338,8 @@ class ModelInterpreter {
           Num a = acc[t];
           Bool s = seen[t];
           bool any = false;
-          for (const auto& w : tree.leaves) {
-            if (w.node != static_cast<int>(leaf) || w.target != static_cast<int>(t)) continue;
+          for (const auto& w : tree.leaves_of(static_cast<int>(leaf))) {
+            if (w.target != static_cast<int>(t)) continue;
             any = true;
             const Num wv = d_.weight(w.weight);
             if (extreme) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -318,6 +319,23 @@ int ModelBuilder::argmax(int x, const std::string& where) {
   return add(std::move(n));
 }
 
+namespace {
+
+bool indexed(const TreeEnsemble& te) {
+  return std::all_of(te.trees.begin(), te.trees.end(),
+                     [](const TreeEnsemble::Tree& t) { return t.leaf_begin.size() == t.nodes.size() + 1; });
+}
+
+void index_leaves(TreeEnsemble::Tree& tree) {
+  std::stable_sort(tree.leaves.begin(), tree.leaves.end(),
+                   [](const TreeEnsemble::Leaf& a, const TreeEnsemble::Leaf& b) { return a.node < b.node; });
+  tree.leaf_begin.assign(tree.nodes.size() + 1, 0);
+  for (const auto& leaf : tree.leaves) ++tree.leaf_begin[static_cast<std::size_t>(leaf.node) + 1];
+  for (std::size_t i = 1; i < tree.leaf_begin.size(); ++i) tree.leaf_begin[i] += tree.leaf_begin[i - 1];
+}
+
+}  // namespace
+
 int ModelBuilder::tree_ensemble(int x, std::shared_ptr<const TreeEnsemble> trees, const std::string& where) {
   check_id(x, where);
   if (!trees || trees->trees.empty()) fail(where, "tree ensemble has no trees");
@@ -356,6 +374,11 @@ int ModelBuilder::tree_ensemble(int x, std::shared_ptr<const TreeEnsemble> trees
       if (!std::isfinite(leaf.weight))
         fail(where, fmt::format("tree {} leaf {} has a non-finite weight", t, leaf.node));
     }
+  }
+  if (!indexed(*trees)) {
+    auto copy = std::make_shared<TreeEnsemble>(*trees);
+    for (auto& tree : copy->trees) index_leaves(tree);
+    trees = std::move(copy);
   }
   Node n;
   n.op = OpKind::TreeEnsemble;

@@ -17,6 +17,7 @@
 #include <Eigen/Dense>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -70,6 +71,15 @@ struct TreeEnsemble {
   struct Tree {
     std::vector<Node> nodes;  // nodes[0] is the root
     std::vector<Leaf> leaves;
+    // Once built (ModelBuilder::tree_ensemble), `leaves` is sorted by node (stably, so a node's
+    // weights keep their order) and node i's weights are leaves[leaf_begin[i] .. leaf_begin[i+1]):
+    // a forest of thousands of leaves is evaluated without scanning them all.
+    std::vector<int> leaf_begin;
+
+    [[nodiscard]] std::span<const Leaf> leaves_of(int node) const {
+      const auto i = static_cast<std::size_t>(node);
+      return {leaves.data() + leaf_begin[i], leaves.data() + leaf_begin[i + 1]};
+    }
   };
   std::vector<Tree> trees;
   int n_targets = 1;  // outputs: classes (classifier) or targets (regressor)

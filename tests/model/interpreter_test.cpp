@@ -62,5 +62,82 @@ TEST(Interpreter, OneNodeModeHasNoDecision) {
   EXPECT_EQ(whole.run({1.5, 2.0}).label, 1.0);
 }
 
+// Leaf weights listed out of node order, several per leaf and per output: the builder indexes them
+// by node, and the batched evaluator (tree by tree over the rows) and the interpreter (row by row)
+// add each row's weights as a direct walk of every tree does, for Sum, Average, Min and Max.
+TEST(Interpreter, TreeWeightsOutOfOrderAgreeWithAWalkOfEveryTree) {
+  TreeEnsemble::Tree t;
+  t.nodes.resize(5);
+  t.nodes[0] = {TreeEnsemble::Mode::Leq, 0, 0.5, 1, 2, false};
+  t.nodes[2] = {TreeEnsemble::Mode::Lt, 1, -1.0, 3, 4, false};
+  t.leaves = {{4, 1, 0.25}, {1, 0, 2.0}, {3, 0, -1.0}, {4, 0, 3.0}, {1, 0, 0.5}, {3, 1, 7.0}, {4, 1, -0.75}};
+  TreeEnsemble::Tree u;
+  u.nodes.resize(3);
+  u.nodes[0] = {TreeEnsemble::Mode::Gt, 1, 0.0, 1, 2, false};
+  u.leaves = {{2, 1, 1.5}, {1, 0, -2.0}, {2, 0, 0.125}};
+  // What each tree adds to each output at the leaf a row reaches (weights in their listed order).
+  const auto walk = [](const TreeEnsemble::Tree& tree, double a, double b) {
+    int id = 0;
+    while (tree.nodes[id].mode != TreeEnsemble::Mode::Leaf) {
+      const auto& n = tree.nodes[id];
+      const double v = n.feature == 0 ? a : b;
+      const bool go = n.mode == TreeEnsemble::Mode::Leq  ? v <= n.threshold
+                      : n.mode == TreeEnsemble::Mode::Lt ? v < n.threshold
+                                                         : v > n.threshold;
+      id = go ? n.true_child : n.false_child;
+    }
+    std::vector<std::vector<double>> w(2);
+    for (const auto& l : tree.leaves) {
+      if (l.node == id) w[static_cast<std::size_t>(l.target)].push_back(l.weight);
+    }
+    return w;
+  };
+  for (const auto aggregate : {TreeEnsemble::Aggregate::Sum, TreeEnsemble::Aggregate::Average,
+                               TreeEnsemble::Aggregate::Min, TreeEnsemble::Aggregate::Max}) {
+    auto te = std::make_shared<TreeEnsemble>();
+    te->trees = {t, u, t};
+    te->n_targets = 2;
+    te->aggregate = aggregate;
+    te->base_values = {0.5, -0.5};
+    ModelBuilder b("forest", {"a", "b"});
+    const int y = b.tree_ensemble(b.input(), te, "trees");
+    const Model m = b.finish(y, DecisionRule::argmax_of(y));
+    Eigen::MatrixXd x(2, 25);
+    for (int i = 0; i < 25; ++i) x.col(i) << -1.0 + 0.25 * (i % 5) + 0.25, -2.0 + 0.5 * (i / 5);
+    const Evaluation e = evaluate(m, x);
+    for (int i = 0; i < 25; ++i) {
+      SCOPED_TRACE(i);
+      std::vector<double> want(2, 0.0);
+      std::vector<bool> seen(2, false);
+      for (const auto* tree : {&t, &u, &t}) {
+        const auto w = walk(*tree, x(0, i), x(1, i));
+        for (std::size_t k = 0; k < 2; ++k) {
+          for (const double v : w[k]) {
+            if (aggregate == TreeEnsemble::Aggregate::Min) {
+              want[k] = seen[k] ? std::min(want[k], v) : v;
+            } else if (aggregate == TreeEnsemble::Aggregate::Max) {
+              want[k] = seen[k] ? std::max(want[k], v) : v;
+            } else {
+              want[k] += v;
+            }
+            seen[k] = true;
+          }
+        }
+      }
+      for (std::size_t k = 0; k < 2; ++k) {
+        if (aggregate == TreeEnsemble::Aggregate::Average) want[k] /= 3.0;
+        want[k] += k == 0 ? 0.5 : -0.5;
+        EXPECT_DOUBLE_EQ(e.outputs(static_cast<Eigen::Index>(k), i), want[k]);
+      }
+      FloatDomain<double> d;
+      ModelInterpreter<FloatDomain<double>> run(m, d, {.outputs = true});
+      const ModelValues<FloatDomain<double>> got = run.run({x(0, i), x(1, i)});
+      EXPECT_DOUBLE_EQ(got.outputs[0], want[0]);
+      EXPECT_DOUBLE_EQ(got.outputs[1], want[1]);
+      EXPECT_EQ(e.labels[static_cast<std::size_t>(i)], want[1] > want[0] ? 1 : 0);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace witness

@@ -39,6 +39,15 @@ def test_every_estimator_agrees_with_predict_on_every_row(data):
         assert agree(model, est, X) == 0, (data, type(est).__name__)
 
 
+def test_tree_estimators_with_their_default_settings_agree_on_every_adult_row():
+    # Fully grown trees: a forest of 100 trees holds over a million nodes here.
+    X, y = load_data("adult")
+    for est in (DecisionTreeClassifier(random_state=0), RandomForestClassifier(random_state=0, n_jobs=2),
+                GradientBoostingClassifier(random_state=0)):
+        est.fit(X, y)
+        assert agree(witness.from_sklearn(est), est, X) == 0, type(est).__name__
+
+
 def test_multiclass_and_real_features_at_float32_boundaries():
     # Real features whose values sit on and around float32 rounding points of the thresholds:
     # sklearn compares float32(x) <= t, and the converted trees must send every double the same way.
