@@ -188,6 +188,8 @@ class Schema:
 
     def label_codes(self, labels: Any, what: str = "labels") -> np.ndarray:
         """Class indices of labels given as class names (the schema's label_classes) or indices."""
+        import pandas as pd
+
         values = np.asarray(labels)
         if values.ndim == 2 and values.shape[1] == 1:
             values = values[:, 0]
@@ -201,18 +203,19 @@ class Schema:
                 raise InputError(f"{what}: labels must be class indices or class names, got {values[:3]}")
             return values.astype(np.int64)
         index = {c: i for i, c in enumerate(classes)}
-        out = np.empty(len(values), dtype=np.int64)
-        for i, v in enumerate(values):
-            key = str(v)
+        codes, uniques = pd.factorize(pd.Series(values, copy=False).astype(str))  # each name looked up once
+        table = np.empty(len(uniques), dtype=np.int64)
+        for k, key in enumerate(uniques):
             if key in index:
-                out[i] = index[key]
-            else:
-                try:
-                    out[i] = int(key)
-                except ValueError:
-                    known = ", ".join(classes) if classes else "none: give the schema label_classes"
-                    raise InputError(f"{what}: row {i + 1}: '{key}' is not a class (classes: {known})") from None
-        return out
+                table[k] = index[key]
+                continue
+            try:
+                table[k] = int(key)
+            except ValueError:
+                i = int(np.flatnonzero(codes == k)[0])
+                known = ", ".join(classes) if classes else "none: give the schema label_classes"
+                raise InputError(f"{what}: row {i + 1}: '{key}' is not a class (classes: {known})") from None
+        return table[codes]
 
 
 def _label_classes(column: Any) -> Optional[List[str]]:
@@ -274,26 +277,38 @@ def _encode_column(column: Any, f: Feature, what: str) -> np.ndarray:
         raise InputError(f"{what}: column '{f.name}' has missing values")
     if f.kind == "categorical":
         if isinstance(column.dtype, pd.CategoricalDtype) or not _numeric(column):
+            # Each distinct label is looked up once: batches of a black box hold thousands of rows.
+            if isinstance(column.dtype, pd.CategoricalDtype):
+                codes, labels = column.cat.codes.to_numpy(), [str(c) for c in column.cat.categories]
+            else:
+                codes, uniques = pd.factorize(column.astype(str))
+                labels = [str(c) for c in uniques]
             index = {c: i for i, c in enumerate(f.categories)}
-            out = np.empty(len(column), dtype=np.float64)
-            for i, v in enumerate(column.astype(str).tolist()):
-                if v in index:
-                    out[i] = index[v]
+            table = np.empty(len(labels), dtype=np.float64)
+            known = np.ones(len(labels), dtype=bool)
+            for k, label in enumerate(labels):
+                if label in index:
+                    table[k] = index[label]
+                elif _is_number(label):
+                    table[k] = float(label)
                 else:
-                    try:
-                        out[i] = float(v)
-                    except ValueError:
-                        raise InputError(
-                            f"{what}: row {i + 1}: '{v}' is not a category of {f.name} ({', '.join(f.categories)})"
-                        ) from None
-            return out
+                    known[k] = False
+            if not known[codes].all():
+                i = int(np.flatnonzero(~known[codes])[0])
+                raise InputError(
+                    f"{what}: row {i + 1}: '{labels[codes[i]]}' is not a category of {f.name} ({', '.join(f.categories)})"
+                )
+            return table[codes]
         # A number is a code, but a label that reads as the same number wins (as the CLI reads CSV).
         numeric_labels: Dict[float, int] = {}
         for i, c in enumerate(f.categories):
             if _is_number(c):
                 numeric_labels.setdefault(float(c), i)
         values = column.to_numpy(dtype=np.float64)
-        return np.array([numeric_labels.get(v, v) for v in values.tolist()], dtype=np.float64)
+        out = values.copy()
+        for number, code in numeric_labels.items():
+            out[values == number] = code
+        return out
     if f.kind == "boolean":
         return column.astype(bool).to_numpy(dtype=np.float64) if column.dtype.kind == "b" else column.to_numpy(np.float64)
     return column.to_numpy(dtype=np.float64)
