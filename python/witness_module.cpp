@@ -69,10 +69,9 @@ class ProgressSlot {
 // Runs `work` on a worker thread while this (the interpreter's) thread, without the GIL, waits for
 // it; every 100 ms it takes the GIL to look for signals and to pass fresh progress to
 // `on_progress`. Ctrl-C raises the flag `cancel`, waits for the engine to stop and raises
-// KeyboardInterrupt; an engine that reads no cancel flag (`detach_on_cancel`: the query solver)
-// is left to finish alone, so `work` must then own everything it reads.
+// KeyboardInterrupt.
 RunOutput run_released(std::function<RunOutput()> work, std::atomic<bool>& cancel, ProgressSlot& progress,
-                       const py::object& on_progress, bool detach_on_cancel = false) {
+                       const py::object& on_progress) {
   struct Shared {
     std::mutex mutex;
     std::condition_variable finished;
@@ -97,10 +96,6 @@ RunOutput run_released(std::function<RunOutput()> work, std::atomic<bool>& cance
   });
   auto stop_worker = [&] {
     cancel = true;
-    if (detach_on_cancel) {
-      worker.detach();
-      return;
-    }
     const py::gil_scoped_release release;
     worker.join();
   };
@@ -349,14 +344,14 @@ py::dict bias_call(const Model& model, const Schema& schema, const std::vector<s
 }
 
 py::dict query_call(const std::string& text, const std::string& path, double time_limit) {
-  auto queries = std::make_shared<const std::vector<Query>>(load_query_text(text, path));
+  const std::vector<Query> queries = load_query_text(text, path);
   QueryOptions options;
   options.time_limit = time_limit;
   std::atomic<bool> cancel{false};
+  options.cancel = &cancel;
   ProgressSlot progress;
-  // The solver reads no cancel flag: on Ctrl-C the query goes on alone until it ends.
-  return to_python(run_released([queries, options] { return run_queries(*queries, options); }, cancel, progress,
-                                py::none(), /*detach_on_cancel=*/true));
+  return to_python(
+      run_released([&queries, &options] { return run_queries(queries, options); }, cancel, progress, py::none()));
 }
 
 TreeEnsemble::Mode tree_mode(const std::string& name) {

@@ -15,6 +15,7 @@
 
 #include <z3++.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -59,7 +60,7 @@ struct ProgramCut {
 struct ProgramPaths {
   std::vector<ProgramPath> done;
   std::vector<ProgramCut> cut;
-  bool timed_out = false;  // the deadline stopped the exploration: `done` and `cut` are partial
+  bool timed_out = false;  // the deadline (or cancel) stopped the exploration: `done` and `cut` are partial
   std::size_t instructions = 0;
 };
 
@@ -75,6 +76,7 @@ struct ProgramRunOptions {
   std::optional<z3::expr> assume;
   std::size_t max_addresses = 1024;
   std::optional<std::chrono::steady_clock::time_point> deadline;
+  const std::atomic<bool>* cancel = nullptr;  // raised by another thread: stop as at the deadline
 };
 
 class Program {

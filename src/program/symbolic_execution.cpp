@@ -18,6 +18,7 @@
 #include "program/program.h"
 #include "program/program_ir.h"
 #include "solver/rational.h"
+#include "solver/z3_check.h"
 
 namespace witness {
 
@@ -446,8 +447,9 @@ class Executor {
   void explore(State& s, std::vector<State>& work) {
     try {
       while (true) {
-        if ((++out_.instructions & 1023U) == 0 && options_.deadline &&
-            std::chrono::steady_clock::now() > *options_.deadline) {
+        if ((++out_.instructions & 1023U) == 0 &&
+            ((options_.deadline && std::chrono::steady_clock::now() > *options_.deadline) ||
+             (options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed)))) {
           out_.timed_out = true;
           return;
         }
@@ -989,7 +991,7 @@ class Executor {
     addresses_.add(s.pc);
     bool few = true;
     while (true) {
-      if (addresses_.check() != z3::sat) break;
+      if (z3_check(addresses_, 0.0, options_.cancel).result != z3::sat) break;
       if (values.size() == options_.max_addresses) {
         few = false;
         break;

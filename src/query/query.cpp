@@ -552,7 +552,9 @@ class QueryRun {
     if (program_timed_out_) {
       a.status = QueryAnswer::Status::Unknown;
       a.reason_unknown =
-          fmt::format("time limit ({} s) during the symbolic execution of the program", options_.time_limit);
+          options_.cancel != nullptr && options_.cancel->load()
+              ? "canceled"
+              : fmt::format("time limit ({} s) during the symbolic execution of the program", options_.time_limit);
       return;
     }
     const z3::expr pre = premise(d, p_, x, mv);
@@ -706,6 +708,7 @@ class QueryRun {
       run.deadline =
           start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.time_limit));
     }
+    run.cancel = options_.cancel;
     ProgramPaths paths = program.execute(ctx, args, run);
     program_timed_out_ = paths.timed_out;
     if (paths.done.empty() && !paths.timed_out && !paths.cut.empty()) {
@@ -1103,7 +1106,7 @@ class QueryRun {
     // Float queries bit-blast: Z3 notices an interrupt only between phases, up to a tenth of the
     // time later (measured on a free input into Fairify's AC1), so it gets that much less.
     if (left > 0 && q_.semantics != Semantics::Real) left *= 0.88;
-    const Z3Check c = z3_check(s, left);
+    const Z3Check c = z3_check(s, left, options_.cancel);
     if (c.result == z3::unknown)
       reason = c.timed_out ? fmt::format("time limit ({} s)", options_.time_limit) : c.reason;
     return c.result;

@@ -13,6 +13,7 @@
 //   witness::QueryAnswer a = witness::answer_query(model, q);      // a.answer, a.scenario
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -97,6 +98,9 @@ struct QueryOptions {
   // Megabytes Z3 may allocate (a float query over a network can take gigabytes); beyond, the
   // answer is unknown ("out of memory"). Z3 has one bound per process; <= 0: none.
   double memory_limit_mb = 4096;
+  // Raised by another thread to stop (Ctrl-C in Python, a job's cancel in witness serve): the
+  // solver is interrupted, and the answer is unknown ("canceled").
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct ScenarioValue {

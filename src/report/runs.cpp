@@ -89,6 +89,8 @@ RunOutput run_queries(const std::vector<Query>& queries, const QueryOptions& opt
   RunOutput out{.result = nullptr, .text = "", .report = nullptr, .pairs_csv = "", .regions_csv = ""};
   nlohmann::json all = nlohmann::json::array();
   for (const Query& q : queries) {
+    // Cancelled: the queries not yet asked are left out (each would compile or encode first).
+    if (options.cancel != nullptr && options.cancel->load()) break;
     QueryAnswer a;
     if (q.program_path.empty()) {
       auto& m = models[q.model_path];

@@ -229,7 +229,10 @@ std::function<JobOutput(Job&)> query_job(const nlohmann::json& request, const Ro
   options.time_limit = limits.max_seconds;
   if (request.contains("time_limit") && request["time_limit"].is_number())
     options.time_limit = std::clamp(request["time_limit"].get<double>(), 0.1, limits.max_seconds);
-  return [queries, options](Job&) { return run_queries(*queries, options); };
+  return [queries, options](Job& job) mutable {
+    options.cancel = &job.cancel_flag();
+    return run_queries(*queries, options);
+  };
 }
 
 }  // namespace

@@ -83,22 +83,45 @@ bool is_z3_resource_message(const std::string& msg) {
   return false;
 }
 
-Z3Check z3_check(z3::solver& solver, double seconds) {
+Z3Check z3_check(z3::solver& solver, double seconds, const std::atomic<bool>* cancel) {
   const bool limited = seconds > 0 && std::isfinite(seconds);
   z3::context& ctx = solver.ctx();
   Z3Check c;
+  const auto raised = [cancel] { return cancel != nullptr && cancel->load(std::memory_order_relaxed); };
+  if (raised()) {
+    c.reason = "canceled";
+    c.canceled = true;
+    return c;
+  }
   // The limit is a watchdog that interrupts the context, not Z3's own "timeout" parameter: Z3
   // 4.8.12's timer thread and an interrupt at about the same moment deadlock inside Z3 (seen under
   // load with a 1 ms limit), and the timer adds nothing: it only raises the same cancel flag.
   // Z3 still ignores the flag inside some LIA checks with huge coefficients (a GC5 query ran
   // 40-70 s past a 2 s limit): such a check overruns, and callers that must stop on time run
   // under their own deadline.
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                             std::chrono::duration<double>(limited ? std::min(seconds, 1.0e7) : 0.0));
-  // Repeated: an interrupt that comes before Z3 listens (a 1 ms limit under load) is lost.
+  const auto now = std::chrono::steady_clock::now();
+  const auto deadline = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                  std::chrono::duration<double>(limited ? std::min(seconds, 1.0e7) : 0.0));
+  // Repeated: an interrupt that comes before Z3 listens (a 1 ms limit under load) is lost. With a
+  // cancel flag the watchdog starts at once and looks at the flag every 20 ms.
+  std::optional<std::chrono::steady_clock::time_point> first;
+  if (cancel != nullptr) {
+    first = now;
+  } else if (limited) {
+    first = deadline;
+  }
   Alarm watchdog(
-      limited ? std::optional(deadline) : std::nullopt, [&ctx] { ctx.interrupt(); }, std::chrono::milliseconds(20));
+      first,
+      [&ctx, &raised, limited, deadline] {
+        if (raised() || (limited && std::chrono::steady_clock::now() >= deadline)) ctx.interrupt();
+      },
+      std::chrono::milliseconds(20));
+  // Z3 would otherwise catch SIGINT itself during the check (and answer "interrupted from
+  // keyboard"): the signal belongs to the program, which stops through `cancel` (Python's Ctrl-C
+  // raises KeyboardInterrupt), and a handler swapped in and out by concurrent checks is a race.
+  z3::params leave_signals(ctx);
+  leave_signals.set("ctrl_c", false);
+  solver.set(leave_signals);
   try {
     c.result = solver.check();
     watchdog.disarm();
@@ -110,7 +133,10 @@ Z3Check z3_check(z3::solver& solver, double seconds) {
     c.result = z3::unknown;
     c.reason = msg;
   }
-  if (c.result == z3::unknown) {
+  if (c.result == z3::unknown && raised()) {
+    c.reason = "canceled";
+    c.canceled = true;
+  } else if (c.result == z3::unknown) {
     // Z3 says "canceled" or "interrupted" for the watchdog's interrupt: one word.
     if (limited && (c.reason.find("timeout") != std::string::npos || c.reason.find("cancel") != std::string::npos ||
                     c.reason.find("interrupt") != std::string::npos)) {

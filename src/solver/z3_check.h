@@ -11,6 +11,7 @@
 
 #include <z3++.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,11 +22,13 @@ struct Z3Check {
   z3::check_result result = z3::unknown;
   std::string reason;      // unknown: Z3's reason, or "timeout" for the time limit (Z3 or the watchdog)
   bool timed_out = false;  // unknown because the time limit passed
+  bool canceled = false;   // unknown because `cancel` was raised (reason "canceled")
 };
 
 // `seconds` <= 0 or infinite: no limit. Z3's resource exceptions (interrupt, memory, rlimit) are an
-// unknown answer; other Z3 exceptions propagate.
-Z3Check z3_check(z3::solver& solver, double seconds);
+// unknown answer; other Z3 exceptions propagate. `cancel` (optional), raised by another thread,
+// interrupts the check within about 20 ms (Ctrl-C in Python, a job's cancel in witness serve).
+Z3Check z3_check(z3::solver& solver, double seconds, const std::atomic<bool>* cancel = nullptr);
 
 // True for Z3's words for resource exhaustion (timeout, interrupt, memory, rlimit).
 bool is_z3_resource_message(const std::string& msg);

@@ -177,6 +177,25 @@ def test_ctrl_c_cancels_testing_a_python_callable():
     assert time.monotonic() - start < 10
 
 
+def test_ctrl_c_interrupts_the_query_solver(tmp_path):
+    # The nearest high-risk scenario over nine free float64 inputs: Z3 bit-blasts for minutes.
+    inputs = {"pregnancies": 1, "glucose": 99, "blood_pressure": 76, "skin_thickness": 43, "insulin": 0,
+              "height_in": 64, "weight_lb": 130, "pedigree": 0.394, "age": 22}
+    spec = {"name": "slow", "model": str(ROOT / "examples/soid/diabetes/diabetes_agent.onnx"), "kind": "might",
+            "semantics": "float64", "nearest": True, "behavior": "label == 1",
+            "inputs": {k: {"role": "environment", "type": "real", "logged": v} for k, v in inputs.items()}}
+    timer = interrupt_after(1.0)
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        witness.query(spec)
+    timer.cancel()
+    assert time.monotonic() - start < 5
+    # Nothing runs on after the interrupt: this process's CPU time stops growing.
+    used = time.process_time()
+    time.sleep(0.5)
+    assert time.process_time() - used < 0.2
+
+
 def test_bad_inputs_raise_input_errors(tmp_path):
     with pytest.raises(witness.InputError, match="missing.h5"):
         witness.fair(tmp_path / "missing.h5", ADULT)
