@@ -439,26 +439,31 @@ Model finish_model(ModelBuilder& b, int output, const std::string& rule, int nod
   return m;
 }
 
-py::array_t<long long> predict(const Model& m, const RowMatrix& x) {
+Precision precision_of(const std::string& name) {
+  if (name == "float64") return Precision::Float64;
+  if (name == "float32") return Precision::Float32;
+  throw InputError(fmt::format("precision: '{}' (float64, float32)", name));
+}
+
+// The evaluator's answer on rows [n][inputs], computed without the GIL.
+Evaluation evaluate_rows(const Model& m, const RowMatrix& x, const std::string& precision, const char* what) {
   if (x.cols() != m.input_width())
-    throw InputError(fmt::format("predict: {} columns, but {} takes {} inputs", x.cols(), m.source, m.input_width()));
-  Evaluator<double> ev(m);
-  std::vector<int> labels;
+    throw InputError(fmt::format("{}: {} columns, but {} takes {} inputs", what, x.cols(), m.source, m.input_width()));
+  const Precision p = precision_of(precision);
   const Eigen::MatrixXd columns = x.transpose();
-  {
-    const py::gil_scoped_release release;
-    ev.labels(columns, labels);
-  }
-  py::array_t<long long> out(static_cast<py::ssize_t>(labels.size()));
-  for (std::size_t i = 0; i < labels.size(); ++i) out.mutable_at(static_cast<py::ssize_t>(i)) = labels[i];
+  const py::gil_scoped_release release;
+  return evaluate(m, columns, p);
+}
+
+py::array_t<long long> predict(const Model& m, const RowMatrix& x, const std::string& precision) {
+  const Evaluation e = evaluate_rows(m, x, precision, "predict");
+  py::array_t<long long> out(static_cast<py::ssize_t>(e.labels.size()));
+  std::copy(e.labels.begin(), e.labels.end(), out.mutable_data());
   return out;
 }
 
-RowMatrix outputs(const Model& m, const RowMatrix& x) {
-  if (x.cols() != m.input_width())
-    throw InputError(fmt::format("outputs: {} columns, but {} takes {} inputs", x.cols(), m.source, m.input_width()));
-  const Evaluation e = evaluate(m, x.transpose());
-  return e.outputs.transpose();
+RowMatrix outputs(const Model& m, const RowMatrix& x, const std::string& precision) {
+  return evaluate_rows(m, x, precision, "outputs").outputs.transpose();
 }
 
 py::list feature_list(const Schema& s) {
@@ -521,8 +526,8 @@ PYBIND11_MODULE(_witness, m) {
       .def_property_readonly("input_width", &Model::input_width)
       .def_property_readonly("output_width", &Model::output_width)
       .def_property_readonly("rule", [](const Model& md) { return md.rule.describe(); })
-      .def("predict", &predict, py::arg("x"))
-      .def("outputs", &outputs, py::arg("x"))
+      .def("predict", &predict, py::arg("x"), py::arg("precision") = "float64")
+      .def("outputs", &outputs, py::arg("x"), py::arg("precision") = "float64")
       .def(
           "save_onnx", [](const Model& md, const std::string& path) { save_onnx(md, path); }, py::arg("path"));
   m.def(

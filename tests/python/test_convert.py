@@ -91,6 +91,28 @@ def test_torch_sequential_networks_agree_with_the_module():
         assert len(model.classes) == classes
 
 
+def test_predict_in_float32_is_the_clis_predict_in_float32(cli, tmp_path):
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(1)
+    X = torch.randn(3000, 6)
+    net = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.ReLU(), torch.nn.Linear(16, 2))  # float32
+    model = witness.from_torch(net, X[:4], input_names=list("abcdef"))
+    with torch.no_grad():
+        theirs = net(X).argmax(dim=1).numpy()
+    rows = X.double().numpy()
+    ours32 = model.predict(rows, precision="float32")
+    assert (ours32 != theirs).mean() < 0.001  # torch sums in its own order: rounding may differ
+    onnx, data, schema = tmp_path / "net.onnx", tmp_path / "x.csv", tmp_path / "s.toml"
+    model.save_onnx(str(onnx))
+    pd.DataFrame(rows, columns=list("abcdef")).to_csv(data, index=False, float_format="%.17g")
+    schema.write_text("".join(f'[[features]]\nname = "{c}"\nkind = "real"\nmin = -10\nmax = 10\n' for c in "abcdef"))
+    cli_labels = cli("predict", onnx, data, "--schema", schema, "--precision", "float32", "--json")["labels"]
+    assert [model.classes[i] for i in ours32] == cli_labels
+    assert np.allclose(model.outputs(rows, precision="float32"), model.outputs(rows), atol=1e-4)
+    with pytest.raises(witness.InputError, match="precision"):
+        model.predict(rows, precision="half")
+
+
 def test_unsupported_models_are_input_errors():
     from sklearn.svm import SVC
 
