@@ -143,17 +143,24 @@ def from_sklearn(estimator: Any, feature_names: Optional[Sequence[str]] = None, 
 
 
 def _raw_init(estimator: Any, n: int, k: int) -> List[float]:
-    # The initial raw prediction (the prior's log-odds): the same for every input.
-    if estimator.init_ == "zero":
+    # The initial raw prediction (the prior's log-odds): the same for every input. An init
+    # estimator that looks at the input (init=LogisticRegression(), a random DummyClassifier)
+    # would need its own model beside the trees.
+    if isinstance(estimator.init_, str) and estimator.init_ == "zero":
         return [0.0] * k
+    init = estimator.init_
+    if type(init).__name__ != "DummyClassifier" or init.strategy not in ("prior", "most_frequent", "constant"):
+        raise InputError(f"from_sklearn: GradientBoostingClassifier with init={init!r} is not supported "
+                         "(the default prior, 'zero', or a DummyClassifier that does not look at the input)")
     raw = estimator._raw_predict_init(np.zeros((1, n), dtype=np.float32))
     return [float(v) for v in np.asarray(raw, dtype=np.float64).reshape(-1)[:k]]
 
 
 def from_torch(module: Any, example_input: Any, input_names: Optional[Sequence[str]] = None,
                classes: Optional[Sequence[str]] = None, name: Optional[str] = None) -> Any:
-    """A witness Model from a torch.nn.Sequential of Linear, ReLU, LeakyReLU, Sigmoid, Tanh, Softmax
-    (and Flatten, Identity, Dropout, which change nothing at inference). One output: label 1 when
+    """A witness Model from a torch.nn.Sequential (nested ones too) of Linear, BatchNorm1d (its running
+    statistics, as in eval mode), ReLU, LeakyReLU, Sigmoid, Tanh, Softmax (and Flatten, Identity,
+    Dropout, which change nothing at inference). One output: label 1 when
     the logit is > 0; several: the argmax. The converted network computes in double; it is checked
     against module(example_input)."""
     import torch
@@ -171,9 +178,26 @@ def from_torch(module: Any, example_input: Any, input_names: Optional[Sequence[s
         raise InputError(f"from_torch: {len(names)} input names for {n} inputs")
     b = _witness.ModelBuilder(name or "torch", names)
     x = b.input()
-    for i, layer in enumerate(module):
-        where = f"layer {i} ({type(layer).__name__})"
-        if isinstance(layer, torch.nn.Linear):
+
+    def layers(seq: Any, prefix: str) -> Any:  # nested Sequentials, flattened: "layer 2.1"
+        for i, layer in enumerate(seq):
+            if isinstance(layer, torch.nn.Sequential):
+                yield from layers(layer, f"{prefix}{i}.")
+            else:
+                yield f"layer {prefix}{i} ({type(layer).__name__})", layer
+
+    for where, layer in layers(module, ""):
+        if isinstance(layer, torch.nn.BatchNorm1d):
+            # At inference (eval mode) an affine map per feature, from the running statistics.
+            if not layer.track_running_stats or layer.running_mean is None:
+                raise InputError(f"from_torch: {where} keeps no running statistics (track_running_stats=False)")
+            scale = 1.0 / np.sqrt(layer.running_var.detach().to(torch.float64).cpu().numpy() + float(layer.eps))
+            shift = -layer.running_mean.detach().to(torch.float64).cpu().numpy() * scale
+            if layer.affine:
+                gamma = layer.weight.detach().to(torch.float64).cpu().numpy()
+                scale, shift = scale * gamma, shift * gamma + layer.bias.detach().to(torch.float64).cpu().numpy()
+            x = b.dense(x, np.diag(scale), shift, where)
+        elif isinstance(layer, torch.nn.Linear):
             w = layer.weight.detach().to(torch.float64).cpu().numpy()
             bias = layer.bias.detach().to(torch.float64).cpu().numpy() if layer.bias is not None else np.zeros(w.shape[0])
             x = b.dense(x, w, bias, where)
@@ -192,7 +216,8 @@ def from_torch(module: Any, example_input: Any, input_names: Optional[Sequence[s
         elif isinstance(layer, (torch.nn.Flatten, torch.nn.Identity, torch.nn.Dropout)):
             continue
         else:
-            raise InputError(f"from_torch: {where} is not supported (Linear, ReLU, LeakyReLU, Sigmoid, Tanh, Softmax)")
+            raise InputError(
+                f"from_torch: {where} is not supported (Linear, BatchNorm1d, ReLU, LeakyReLU, Sigmoid, Tanh, Softmax)")
     width = b.width(x)
     labels = [str(c) for c in classes] if classes is not None else [str(i) for i in range(max(width, 2))]
     model = b.finish(x, "default", x, 0.0, labels, "torch:Sequential")

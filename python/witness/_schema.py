@@ -87,6 +87,9 @@ class Schema:
             raise InputError("from_dataframe: expected a pandas DataFrame")
         bounds, kinds, categories = dict(bounds or {}), dict(kinds or {}), dict(categories or {})
         columns = [str(c) for c in df.columns]
+        repeated = sorted({c for c in columns if columns.count(c) > 1})
+        if repeated:
+            raise InputError(f"from_dataframe: column names repeat: {', '.join(repeated)}")
         for what, given in (("bounds", bounds), ("kinds", kinds), ("categories", categories)):
             for c in given:
                 if c not in columns:
@@ -237,12 +240,16 @@ def _feature_lines(column: Any, name: str, kind: Optional[str], bounds: Any, cat
 
     if column.isna().any():
         raise InputError(f"from_dataframe: column '{name}' has missing values (schemas have none)")
+    if column.dtype.kind in "mMc" and kind != "categorical":
+        # Dates, durations and complex numbers have no order a schema can bound: the user says what they mean.
+        raise InputError(f"from_dataframe: column '{name}' holds {column.dtype} values: convert them to numbers, "
+                         f"or give kinds={{'{name}': 'categorical'}}")
     if kind is None:
         if column.dtype.kind == "b":
             kind = "boolean"
         elif isinstance(column.dtype, pd.CategoricalDtype) or not _numeric(column) or cats is not None:
             kind = "categorical"
-        elif np.all(np.mod(column.to_numpy(dtype=np.float64), 1.0) == 0.0):
+        elif np.all(np.isfinite(values := column.to_numpy(dtype=np.float64))) and np.all(np.mod(values, 1.0) == 0.0):
             kind = "integer"
         else:
             kind = "real"
@@ -262,7 +269,11 @@ def _feature_lines(column: Any, name: str, kind: Optional[str], bounds: Any, cat
     elif kind in ("integer", "real"):
         if bounds is None:
             values = column.to_numpy(dtype=np.float64)
-            bounds = (values.min(), values.max()) if len(values) else (0.0, 0.0)
+            if not len(values):
+                raise InputError(f"from_dataframe: column '{name}' has no rows to take bounds from: give bounds")
+            if not np.all(np.isfinite(values)):
+                raise InputError(f"from_dataframe: column '{name}' has infinite values: give finite bounds")
+            bounds = (values.min(), values.max())
         lo, hi = bounds
         lines += [f"min = {_toml_number(lo, kind == 'integer')}", f"max = {_toml_number(hi, kind == 'integer')}"]
     elif kind != "boolean":

@@ -79,7 +79,15 @@ def test_torch_sequential_networks_agree_with_the_module():
         (torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(), torch.nn.Linear(8, 8), torch.nn.LeakyReLU(0.1),
                              torch.nn.Linear(8, 3), torch.nn.Softmax(dim=1)), 3),
         (torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.Sigmoid(), torch.nn.Linear(5, 1), torch.nn.Sigmoid()), 2),
+        (torch.nn.Sequential(torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.BatchNorm1d(8), torch.nn.ReLU()),
+                             torch.nn.BatchNorm1d(8, affine=False), torch.nn.Linear(8, 2)), 2),
     ]:
+        # Running statistics away from 0 and 1: a few batches through the module in training mode.
+        net.train()
+        with torch.no_grad():
+            for k in range(3):
+                net(X[k * 100:(k + 1) * 100] * 3 + 1)
+        net.eval()
         net = net.double()
         model = witness.from_torch(net, X[:4].double())
         with torch.no_grad():
@@ -119,6 +127,11 @@ def test_unsupported_models_are_input_errors():
     X, y = load_data("german")
     with pytest.raises(witness.InputError, match="SVC is not supported"):
         witness.from_sklearn(SVC().fit(X[:200], y[:200]))
+    with pytest.raises(witness.InputError, match="init=LogisticRegression"):
+        witness.from_sklearn(GradientBoostingClassifier(init=LogisticRegression(), n_estimators=3).fit(X, y))
+    for init in ("zero", None):
+        est = GradientBoostingClassifier(init=init, n_estimators=10).fit(X, y)
+        assert agree(witness.from_sklearn(est), est, X) == 0, init
     with pytest.raises(witness.InputError, match="not a fitted classifier"):
         witness.from_sklearn(LogisticRegression())
     torch = pytest.importorskip("torch")

@@ -76,3 +76,21 @@ def test_label_codes_from_names_indices_and_numbers(schema):
         schema.label_codes([0.5, 1.0])
     with pytest.raises(witness.InputError, match="one label per row"):
         schema.label_codes(np.zeros((2, 2)))
+
+
+def test_from_dataframe_refuses_what_it_cannot_bound():
+    cases = [
+        (pd.DataFrame([[1, 2]], columns=["a", "a"]), "column names repeat: a"),
+        (pd.DataFrame({"when": pd.to_datetime(["2020-01-01", "2021-06-01"])}), "'when' holds datetime64"),
+        (pd.DataFrame({"a": pd.Series([], dtype=float)}), "'a' has no rows to take bounds from"),
+        (pd.DataFrame({"a": [1.0, np.inf]}), "'a' has infinite values"),
+        (pd.DataFrame({"a": [1.0, None]}), "'a' has missing values"),
+    ]
+    for df, message in cases:
+        with pytest.raises(witness.InputError, match=message):
+            witness.Schema.from_dataframe(df)
+    # What the user says instead: bounds for an empty column, dates as categories.
+    assert witness.Schema.from_dataframe(pd.DataFrame({"a": pd.Series([], dtype=float)}), bounds={"a": (0, 1)})
+    dates = witness.Schema.from_dataframe(pd.DataFrame({"when": pd.to_datetime(["2020-01-01", "2021-06-01"])}),
+                                          kinds={"when": "categorical"})
+    assert dates.features[0].categories == ("2020-01-01 00:00:00", "2021-06-01 00:00:00")
