@@ -148,6 +148,27 @@ def test_categories_reach_the_callable_as_labels():
     assert schema.decode(raw).equals(schema.decode(schema.encode(schema.decode(raw))))
 
 
+def test_a_long_call_lets_other_python_threads_run():
+    done = threading.Event()
+    counted = []
+
+    def count():  # pure Python: runs only while the engine's call does not hold the GIL
+        n = 0
+        while not done.is_set():
+            n += 1
+        counted.append(n)
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    start = time.monotonic()
+    r = witness.fair(AC1, ADULT, quantify=True, time_limit=1.5)
+    done.set()
+    counter.join()
+    assert time.monotonic() - start >= 1.0 and r.certified > 0
+    # Unhindered, CPython counts tens of millions in 1.5 s; holding the GIL would leave ~0.
+    assert counted[0] > 1_000_000
+
+
 def interrupt_after(seconds):
     timer = threading.Timer(seconds, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
