@@ -72,7 +72,7 @@ struct PathCut {
 class Executor {
  public:
   Executor(const Program::Impl& ir, z3::context& ctx, const ProgramRunOptions& options)
-      : ir_(ir), ctx_(ctx), options_(options), layout_(ir.module.get()), addresses_(ctx) {
+      : ir_(ir), ctx_(ctx), options_(options), layout_(ir.module.get()), addresses_(make_z3_solver(ctx)) {
     if (options.assume) addresses_.add(*options.assume);
   }
 

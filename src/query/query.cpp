@@ -563,7 +563,7 @@ class QueryRun {
     // Float queries are pure QF_FP: Z3's qffp tactic (simplify, then bit-blast to SAT) is 10 to
     // 100x faster than the default solver here (6.5 s -> 0.06 s on the diabetes weight query).
     // Programs mix bit-vectors and floats: QF_FPBV, which the same tactic handles.
-    z3::solver s = std::is_same_v<S, Z3RealDomain> ? z3::solver(ctx) : z3::tactic(ctx, "qffp").mk_solver();
+    z3::solver s = make_z3_solver(ctx, std::is_same_v<S, Z3RealDomain> ? nullptr : "qffp");
     owned.keep(s);
     for (const auto& c : d.side) s.add(c);
     s.add(pre);

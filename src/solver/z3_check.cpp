@@ -83,6 +83,14 @@ bool is_z3_resource_message(const std::string& msg) {
   return false;
 }
 
+z3::solver make_z3_solver(z3::context& ctx, const char* tactic) {
+  z3::solver s = tactic != nullptr ? z3::tactic(ctx, tactic).mk_solver() : z3::solver(ctx);
+  z3::params leave_signals(ctx);
+  leave_signals.set("ctrl_c", false);
+  s.set(leave_signals);
+  return s;
+}
+
 Z3Check z3_check(z3::solver& solver, double seconds, const std::atomic<bool>* cancel) {
   const bool limited = seconds > 0 && std::isfinite(seconds);
   z3::context& ctx = solver.ctx();
@@ -116,12 +124,6 @@ Z3Check z3_check(z3::solver& solver, double seconds, const std::atomic<bool>* ca
         if (raised() || (limited && std::chrono::steady_clock::now() >= deadline)) ctx.interrupt();
       },
       std::chrono::milliseconds(20));
-  // Z3 would otherwise catch SIGINT itself during the check (and answer "interrupted from
-  // keyboard"): the signal belongs to the program, which stops through `cancel` (Python's Ctrl-C
-  // raises KeyboardInterrupt), and a handler swapped in and out by concurrent checks is a race.
-  z3::params leave_signals(ctx);
-  leave_signals.set("ctrl_c", false);
-  solver.set(leave_signals);
   try {
     c.result = solver.check();
     watchdog.disarm();

@@ -3,7 +3,7 @@
 // talks to Z3 directly checks through this.
 //
 //   z3::context ctx;
-//   z3::solver s(ctx);
+//   z3::solver s = witness::make_z3_solver(ctx);
 //   s.add(ctx.int_const("x") > 3);
 //   const witness::Z3Check c = witness::z3_check(s, 2.0);  // at most about 2 s
 //   if (c.timed_out) { /* c.result == z3::unknown */ }
@@ -24,6 +24,13 @@ struct Z3Check {
   bool timed_out = false;  // unknown because the time limit passed
   bool canceled = false;   // unknown because `cancel` was raised (reason "canceled")
 };
+
+// A solver that leaves SIGINT to the program (Z3 otherwise swaps in its own handler during a check
+// and answers "interrupted from keyboard": Python would see no KeyboardInterrupt, and handlers
+// swapped by concurrent checks race). The program stops a check through z3_check's `cancel`.
+// `tactic`: a solver made from that tactic ("qffp"), else Z3's default solver. Solver parameters
+// are set here, before any assertion: set later, Z3 re-reads them at every check (40x slower).
+z3::solver make_z3_solver(z3::context& ctx, const char* tactic = nullptr);
 
 // `seconds` <= 0 or infinite: no limit. Z3's resource exceptions (interrupt, memory, rlimit) are an
 // unknown answer; other Z3 exceptions propagate. `cancel` (optional), raised by another thread,

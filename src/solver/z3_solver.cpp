@@ -38,7 +38,7 @@ mpz_class lcm_of_denominators(const Term& t) {
 
 class Z3Solver final : public Solver {
  public:
-  Z3Solver() : solver_(ctx_) {}
+  Z3Solver() : solver_(make_z3_solver(ctx_)) {}
 
   [[nodiscard]] std::string backend() const override { return "z3"; }
 

@@ -28,7 +28,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 TEST(Z3Check, ACancelFlagStopsALongCheck) {
   z3::context ctx;
-  z3::solver s(ctx);
+  z3::solver s = make_z3_solver(ctx);
   pigeonhole(ctx, s);
   std::atomic<bool> cancel{false};
   std::thread raiser([&cancel] {
@@ -48,14 +48,14 @@ TEST(Z3Check, ACancelFlagStopsALongCheck) {
   EXPECT_TRUE(again.canceled);
   // The context still answers once the flag is down.
   cancel = false;
-  z3::solver easy(ctx);
+  z3::solver easy = make_z3_solver(ctx);
   easy.add(ctx.int_const("x") > 3);
   EXPECT_EQ(z3_check(easy, 10.0, &cancel).result, z3::sat);
 }
 
 TEST(Z3Check, ATimeLimitStillHoldsWithACancelFlag) {
   z3::context ctx;
-  z3::solver s(ctx);
+  z3::solver s = make_z3_solver(ctx);
   pigeonhole(ctx, s);
   const std::atomic<bool> cancel{false};
   const Z3Check c = z3_check(s, 0.2, &cancel);
@@ -73,7 +73,7 @@ extern "C" void count_interrupt(int /*signal*/) { interrupts.fetch_add(1); }
 TEST(Z3Check, SigintDuringACheckIsTheProgramsNotZ3s) {
   const auto previous = std::signal(SIGINT, count_interrupt);
   z3::context ctx;
-  z3::solver s(ctx);
+  z3::solver s = make_z3_solver(ctx);
   pigeonhole(ctx, s);
   std::atomic<bool> cancel{false};
   std::thread sender([&cancel] {
