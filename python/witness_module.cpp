@@ -445,25 +445,35 @@ Precision precision_of(const std::string& name) {
   throw InputError(fmt::format("precision: '{}' (float64, float32)", name));
 }
 
-// The evaluator's answer on rows [n][inputs], computed without the GIL.
-Evaluation evaluate_rows(const Model& m, const RowMatrix& x, const std::string& precision, const char* what) {
+// Rows [n][inputs] as the evaluator's columns, checked against the model's width.
+Eigen::MatrixXd model_columns(const Model& m, const RowMatrix& x, const char* what) {
   if (x.cols() != m.input_width())
     throw InputError(fmt::format("{}: {} columns, but {} takes {} inputs", what, x.cols(), m.source, m.input_width()));
-  const Precision p = precision_of(precision);
-  const Eigen::MatrixXd columns = x.transpose();
-  const py::gil_scoped_release release;
-  return evaluate(m, columns, p);
+  return x.transpose();
 }
 
 py::array_t<long long> predict(const Model& m, const RowMatrix& x, const std::string& precision) {
-  const Evaluation e = evaluate_rows(m, x, precision, "predict");
-  py::array_t<long long> out(static_cast<py::ssize_t>(e.labels.size()));
-  std::copy(e.labels.begin(), e.labels.end(), out.mutable_data());
+  const Eigen::MatrixXd columns = model_columns(m, x, "predict");
+  const Precision p = precision_of(precision);
+  std::vector<int> labels;
+  {
+    const py::gil_scoped_release release;
+    if (p == Precision::Float64) {
+      Evaluator<double>(m).labels(columns, labels);  // labels only: a black box's hot path
+    } else {
+      labels = evaluate(m, columns, p).labels;
+    }
+  }
+  py::array_t<long long> out(static_cast<py::ssize_t>(labels.size()));
+  std::copy(labels.begin(), labels.end(), out.mutable_data());
   return out;
 }
 
 RowMatrix outputs(const Model& m, const RowMatrix& x, const std::string& precision) {
-  return evaluate_rows(m, x, precision, "outputs").outputs.transpose();
+  const Eigen::MatrixXd columns = model_columns(m, x, "outputs");
+  const Precision p = precision_of(precision);
+  const py::gil_scoped_release release;
+  return evaluate(m, columns, p).outputs.transpose();
 }
 
 py::list feature_list(const Schema& s) {
