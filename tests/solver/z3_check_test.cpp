@@ -22,14 +22,20 @@ void pigeonhole(z3::context& ctx, z3::solver& s) {
   s.add(z3::distinct(p));
 }
 
+// A context with a solver holding the pigeonhole problem.
+struct HardCheck {
+  z3::context ctx;
+  z3::solver solver = make_z3_solver(ctx);
+  HardCheck() { pigeonhole(ctx, solver); }
+};
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 TEST(Z3Check, ACancelFlagStopsALongCheck) {
-  z3::context ctx;
-  z3::solver s = make_z3_solver(ctx);
-  pigeonhole(ctx, s);
+  HardCheck h;
+  z3::solver& s = h.solver;
   std::atomic<bool> cancel{false};
   std::thread raiser([&cancel] {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -48,15 +54,14 @@ TEST(Z3Check, ACancelFlagStopsALongCheck) {
   EXPECT_TRUE(again.canceled);
   // The context still answers once the flag is down.
   cancel = false;
-  z3::solver easy = make_z3_solver(ctx);
-  easy.add(ctx.int_const("x") > 3);
+  z3::solver easy = make_z3_solver(h.ctx);
+  easy.add(h.ctx.int_const("x") > 3);
   EXPECT_EQ(z3_check(easy, 10.0, &cancel).result, z3::sat);
 }
 
 TEST(Z3Check, ATimeLimitStillHoldsWithACancelFlag) {
-  z3::context ctx;
-  z3::solver s = make_z3_solver(ctx);
-  pigeonhole(ctx, s);
+  HardCheck h;
+  z3::solver& s = h.solver;
   const std::atomic<bool> cancel{false};
   const Z3Check c = z3_check(s, 0.2, &cancel);
   EXPECT_EQ(c.result, z3::unknown);
@@ -72,9 +77,8 @@ extern "C" void count_interrupt(int /*signal*/) { interrupts.fetch_add(1); }
 // "interrupted from keyboard" (Python raises KeyboardInterrupt from its handler, then cancels).
 TEST(Z3Check, SigintDuringACheckIsTheProgramsNotZ3s) {
   const auto previous = std::signal(SIGINT, count_interrupt);
-  z3::context ctx;
-  z3::solver s = make_z3_solver(ctx);
-  pigeonhole(ctx, s);
+  HardCheck h;
+  z3::solver& s = h.solver;
   std::atomic<bool> cancel{false};
   std::thread sender([&cancel] {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
