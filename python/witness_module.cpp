@@ -25,17 +25,19 @@
 
 #include "core/env.h"
 #include "core/error.h"
+#include "domain/infer.h"
 #include "domain/schema.h"
 #include "fairness/bias.h"
 #include "fairness/blackbox.h"
 #include "fairness/engine.h"
 #include "fairness/oracle.h"
+#include "model/columns.h"
 #include "model/evaluator.h"
 #include "model/loaders.h"
 #include "model/model.h"
 #include "query/query.h"
 #include "report/html_report.h"
-#include "report/runs.h"
+#include "run/jobs.h"
 
 namespace py = pybind11;
 
@@ -138,37 +140,42 @@ py::dict to_python(const RunOutput& out) {
   return d;
 }
 
-// seed, threads and time-limit go to the environment; bad values are InputError.
-void set_env_options(Env& env, const Options& options) {
-  for (const auto& [name, value] : options) env.options.set(name, value);
-}
-
 // Raw rows [n][features] (numpy) -> columns [features][n], checked against the schema.
 Eigen::MatrixXd raw_columns(const RowMatrix& rows, const Schema& schema, const std::string& what) {
-  if (rows.cols() != schema.size())
-    throw InputError(what, "", fmt::format("{} columns, but the schema has {} features", rows.cols(), schema.size()));
   Eigen::MatrixXd raw = rows.transpose();
-  for (Eigen::Index j = 0; j < raw.cols(); ++j) {
-    if (!schema.contains(raw.col(j)))
-      throw InputError(what, fmt::format("row {}", j + 1),
-                       fmt::format("({}) lies outside the schema's bounds", schema.display_row(raw.col(j))));
-  }
+  check_raw_rows(raw, schema, what);
   return raw;
 }
 
-void check_widths(const Model& model, const Schema& schema) {
-  if (schema.model_width() != model.input_width())
-    throw InputError(schema.source(), "",
-                     fmt::format("the schema describes {} model inputs, but {} takes {}", schema.model_width(),
-                                 model.source, model.input_width()));
+// Rows from Python: None, {"path": file}, {"text": CSV text, "name": ...} or {"raw": rows [n][features]}.
+RowsSource rows_source(const py::object& rows, const std::string& name) {
+  RowsSource out;
+  out.name = name;
+  if (rows.is_none()) return out;
+  const auto d = rows.cast<py::dict>();
+  if (d.contains("name")) out.name = d["name"].cast<std::string>();
+  if (d.contains("path")) {
+    out.path = d["path"].cast<std::string>();
+  } else if (d.contains("text")) {
+    out.csv_text = d["text"].cast<std::string>();
+    if (out.csv_text.empty()) throw InputError(out.name, "", "no data rows");
+  } else if (d.contains("raw")) {
+    out.raw = d["raw"].cast<RowMatrix>().transpose();
+  } else {
+    throw InputError(name + ": expected a path, CSV text or raw rows");
+  }
+  return out;
 }
 
-std::vector<std::string> protected_or_schema(const std::vector<std::string>& names, const Schema& schema) {
-  std::vector<std::string> out = names.empty() ? schema.protected_names() : names;
-  if (out.empty())
-    throw InputError(schema.source(), "", "no protected attribute: give protected=[...] or set `protected`");
-  (void)schema.protected_indices(out);  // unknown or real features are InputError here
-  return out;
+SubjectSource subject_source(const py::object& model, const py::object& schema, const std::vector<std::string>& names,
+                             const py::object& data, const py::object& seeds) {
+  SubjectSource src;
+  if (!model.is_none()) src.model = model.cast<std::shared_ptr<Model>>();
+  if (!schema.is_none()) src.schema = schema.cast<const Schema&>();
+  src.protected_names = names;
+  src.data = rows_source(data, "data");
+  src.seeds = rows_source(seeds, "seeds");
+  return src;
 }
 
 // A Python callable as the black box: it gets raw rows [n][features] and returns n class indices
@@ -229,25 +236,17 @@ class PythonOracle : public LabelOracle {
   std::exception_ptr raised_;
 };
 
-py::dict fair_call(const Model& model, const Schema& schema, const std::vector<std::string>& names,
-                   const std::string& engine, const Options& options, const Options& env_options,
-                   const std::optional<RowMatrix>& seeds, const std::string& command, const py::object& on_progress) {
-  check_widths(model, schema);
-  (void)fairness_engine(engine);
-  const FairnessProblem problem(model, schema, names);
-  EngineSettings settings;
-  for (const auto& [k, v] : options) set_engine_option(settings, k, v);
-  Eigen::MatrixXd seed_rows;
-  if (seeds) {
-    seed_rows = raw_columns(*seeds, schema, "seeds");
-    settings.seeds = &seed_rows;
-  }
+py::dict fair_call(const py::object& model, const py::object& schema, const std::vector<std::string>& names,
+                   const Options& options, const py::object& data, const py::object& seeds, const std::string& command,
+                   const py::object& on_progress) {
   auto env = std::make_shared<Env>();
-  set_env_options(*env, env_options);
+  FairJob job;
+  set_job_options(fair_options(), job, *env, options);
+  const JobSubject subject = load_subject(subject_source(model, schema, names, data, seeds));
   std::atomic<bool> cancel{false};
   ProgressSlot progress;
-  settings.cancel = &cancel;
-  settings.progress = [&progress](const CompleteProgress& p) {
+  job.settings.cancel = &cancel;
+  job.settings.progress = [&progress](const CompleteProgress& p) {
     progress.post({{"certified", p.certified},
                    {"falsified", p.falsified},
                    {"undecided", std::max(0.0, 1.0 - p.certified - p.falsified)},
@@ -258,28 +257,21 @@ py::dict fair_call(const Model& model, const Schema& schema, const std::vector<s
   return to_python(run_released(
       [&] {
         env->start();
-        return run_fair(problem, engine, settings, *env, command);
+        return run_fair(subject, job, *env, command);
       },
       cancel, progress, on_progress));
 }
 
-py::dict test_call(const py::object& model_or_function, const Schema& schema, const std::vector<std::string>& names,
-                   const Options& options, const Options& env_options, const std::optional<RowMatrix>& seeds,
-                   const std::string& command, const std::string& function_name, int classes,
-                   const py::object& on_progress) {
-  const std::vector<std::string> prot = protected_or_schema(names, schema);
+py::dict test_call(const py::object& model_or_function, const py::object& schema, const std::vector<std::string>& names,
+                   const Options& options, const py::object& seeds, const std::string& command,
+                   const std::string& function_name, int classes, const py::object& on_progress) {
   auto env = std::make_shared<Env>();
-  set_env_options(*env, env_options);
   TestOptions o;
-  if (!options.contains("budget") && env->options.get_real("time-limit") > 0) o.budget = 0;  // until the limit
-  for (const auto& [k, v] : options) set_setting(test_options(), o, k, v);
-  o.protected_features = schema.protected_indices(prot);
-  Eigen::MatrixXd seed_rows;
-  if (seeds) {
-    seed_rows = raw_columns(*seeds, schema, "seeds");
-    if (seed_rows.cols() == 0) throw InputError("seeds: no data rows");
-    o.seeds = &seed_rows;
-  }
+  if (!options.contains("budget") && options.contains("time-limit")) o.budget = 0;  // until the limit
+  set_job_options(test_options(), o, *env, options);
+  const bool is_model = py::isinstance<Model>(model_or_function);
+  const JobSubject subject =
+      load_subject(subject_source(is_model ? model_or_function : py::none(), schema, names, py::none(), seeds));
   std::atomic<bool> cancel{false};
   ProgressSlot progress;
   o.on_progress = [&progress](const TestProgress& p) {
@@ -291,10 +283,8 @@ py::dict test_call(const py::object& model_or_function, const Schema& schema, co
   env->set_cancel(&cancel);
   std::unique_ptr<LabelOracle> oracle;
   PythonOracle* python = nullptr;
-  if (py::isinstance<Model>(model_or_function)) {
-    const Model& model = model_or_function.cast<const Model&>();
-    check_widths(model, schema);
-    oracle = std::make_unique<ModelOracle>(model, schema, env->threads());
+  if (is_model) {
+    oracle = std::make_unique<ModelOracle>(*subject.model, subject.schema, env->threads());
   } else {
     auto p = std::make_unique<PythonOracle>(model_or_function.cast<py::function>(), function_name, classes);
     python = p.get();
@@ -304,7 +294,7 @@ py::dict test_call(const py::object& model_or_function, const Schema& schema, co
     return to_python(run_released(
         [&] {
           env->start();
-          return run_testing(*oracle, schema, prot, o, *env, command, static_cast<std::size_t>(-1));
+          return run_testing(subject, *oracle, o, *env, command, static_cast<std::size_t>(-1));
         },
         cancel, progress, on_progress));
   } catch (const Error&) {
@@ -313,45 +303,33 @@ py::dict test_call(const py::object& model_or_function, const Schema& schema, co
   }
 }
 
-py::dict bias_call(const Model& model, const Schema& schema, const std::vector<std::string>& names, long long samples,
-                   const Options& env_options, const std::optional<RowMatrix>& rows, const std::string& data,
-                   const std::string& command) {
-  check_widths(model, schema);
-  const std::vector<std::string> prot = protected_or_schema(names, schema);
-  if (samples <= 0 || samples > 100000000)
-    throw InputError(fmt::format("samples: expected a count from 1 to 1e8, got {}", samples));
+py::dict bias_call(const py::object& model, const py::object& schema, const std::vector<std::string>& names,
+                   const Options& options, const py::object& data, const std::string& command) {
   auto env = std::make_shared<Env>();
-  set_env_options(*env, env_options);
-  Eigen::MatrixXd data_rows;
-  BiasOptions o;
-  o.samples = samples;
-  o.seed = env->seed();
-  o.threads = env->threads();
-  if (rows) {
-    data_rows = raw_columns(*rows, schema, data.empty() ? "data" : data);
-    if (data_rows.cols() == 0) throw InputError("data: no rows");
-    o.rows = &data_rows;
-  }
+  BiasJob job;
+  set_job_options(bias_options(), job, *env, options);
+  const JobSubject subject = load_subject(subject_source(model, schema, names, data, py::none()));
   std::atomic<bool> cancel{false};
   ProgressSlot progress;
   env->set_cancel(&cancel);
   return to_python(run_released(
       [&] {
         env->start();
-        return run_bias(model, schema, prot, o, *env, command, data);
+        return run_bias(subject, job, *env, command);
       },
       cancel, progress, py::none()));
 }
 
-py::dict query_call(const std::string& text, const std::string& path, double time_limit) {
-  const std::vector<Query> queries = load_query_text(text, path);
-  QueryOptions options;
-  options.time_limit = time_limit;
+py::dict query_call(const std::string& text, const std::string& path, const Options& options) {
+  QueryJob job;
+  Env unused;
+  set_job_options(query_options(), job, unused, options);
+  const std::vector<Query> queries = job_queries(load_query_text(text, path), job);
   std::atomic<bool> cancel{false};
-  options.cancel = &cancel;
+  job.options.cancel = &cancel;
   ProgressSlot progress;
   return to_python(
-      run_released([&queries, &options] { return run_queries(queries, options); }, cancel, progress, py::none()));
+      run_released([&queries, &job] { return run_queries(queries, job.options); }, cancel, progress, py::none()));
 }
 
 TreeEnsemble::Mode tree_mode(const std::string& name) {
@@ -476,6 +454,75 @@ RowMatrix outputs(const Model& m, const RowMatrix& x, const std::string& precisi
   return evaluate(m, columns, p).outputs.transpose();
 }
 
+Normalisation norm_of(const py::list& n) {
+  const auto form = n[0].cast<std::string>();
+  Normalisation out;
+  out.a = n[1].cast<double>();
+  out.b = n[2].cast<double>();
+  if (form == "none") {
+    out = Normalisation();
+  } else if (form == "mean_std") {
+    out.form = Normalisation::Form::MeanStd;
+  } else if (form == "scale_offset") {
+    out.form = Normalisation::Form::ScaleOffset;
+  } else if (form == "center_scale") {
+    out.form = Normalisation::Form::CenterScale;
+  } else {
+    throw InputError(fmt::format("unknown normalisation '{}'", form));
+  }
+  return out;
+}
+
+py::list norm_list(const Normalisation& n) {
+  const char* form = n.form == Normalisation::Form::MeanStd       ? "mean_std"
+                     : n.form == Normalisation::Form::ScaleOffset ? "scale_offset"
+                     : n.form == Normalisation::Form::CenterScale ? "center_scale"
+                                                                  : "none";
+  py::list out;
+  out.append(form);
+  out.append(n.a);
+  out.append(n.b);
+  return out;
+}
+
+// The converted classifier over raw columns: columns as dicts (name, categorical, categories,
+// one_hot, norm, missing, step), sources[k] = the inputs transformed feature k sums.
+std::shared_ptr<Model> raw_columns_model(const Model& inner, const py::list& columns,
+                                         const std::vector<std::vector<int>>& sources) {
+  std::vector<RawColumn> cols;
+  for (const py::handle h : columns) {
+    const auto d = h.cast<py::dict>();
+    RawColumn c;
+    c.name = d["name"].cast<std::string>();
+    c.categorical = d["categorical"].cast<bool>();
+    c.categories = d["categories"].cast<std::vector<std::string>>();
+    c.one_hot = d["one_hot"].cast<bool>();
+    c.norm = norm_of(d["norm"].cast<py::list>());
+    c.missing = d["missing"].cast<std::string>();
+    c.step = d["step"].cast<std::string>();
+    cols.push_back(std::move(c));
+  }
+  Model m = with_raw_columns(inner, std::move(cols), sources);
+  m.format = inner.format;
+  return std::make_shared<Model>(std::move(m));
+}
+
+py::list column_list(const Model& m) {
+  py::list out;
+  for (const RawColumn& c : m.columns) {
+    py::dict d;
+    d["name"] = c.name;
+    d["categorical"] = c.categorical;
+    d["categories"] = c.categories;
+    d["one_hot"] = c.one_hot;
+    d["norm"] = norm_list(c.norm);
+    d["missing"] = c.missing;
+    d["step"] = c.step;
+    out.append(d);
+  }
+  return out;
+}
+
 py::list feature_list(const Schema& s) {
   py::list out;
   for (const Feature& f : s.features()) {
@@ -486,6 +533,9 @@ py::list feature_list(const Schema& s) {
     d["max"] = f.max;
     d["categories"] = f.categories;
     d["one_hot"] = f.one_hot;
+    d["missing"] = f.missing;
+    d["missing_value"] = f.missing_value;
+    d["norm"] = norm_list(f.norm);
     out.append(d);
   }
   return out;
@@ -533,6 +583,7 @@ PYBIND11_MODULE(_witness, m) {
       .def_readonly("input_names", &Model::input_names)
       .def_readonly("output_names", &Model::output_names)
       .def_property_readonly("classes", [](const Model& md) { return md.rule.class_labels; })
+      .def_property_readonly("columns", &column_list)
       .def_property_readonly("input_width", &Model::input_width)
       .def_property_readonly("output_width", &Model::output_width)
       .def_property_readonly("rule", [](const Model& md) { return md.rule.describe(); })
@@ -582,6 +633,14 @@ PYBIND11_MODULE(_witness, m) {
       .def("check_rows",
            [](const Schema& s, const RowMatrix& rows, const std::string& what) { (void)raw_columns(rows, s, what); });
 
+  m.def("with_raw_columns", &raw_columns_model, py::arg("inner"), py::arg("columns"), py::arg("sources"));
+  m.def(
+      "infer_schema",
+      [](std::string csv_text, const std::string& source, std::optional<std::string> label, const Model* model) {
+        return infer_schema_toml_text(std::move(csv_text), source, std::move(label), model);
+      },
+      py::arg("csv_text"), py::arg("source"), py::arg("label"), py::arg("model"));
+  m.def("check_schema", &check_schema_fits_model, py::arg("schema"), py::arg("model"));
   m.def("fair", &fair_call);
   m.def("test", &test_call);
   m.def("bias", &bias_call);

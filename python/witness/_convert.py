@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _witness
+from ._pipeline import encode_pipeline
 from ._witness import InputError
 
 _ACTIVATIONS = {"relu": "relu", "tanh": "tanh", "logistic": "sigmoid"}
@@ -82,16 +83,45 @@ def _single_output(estimator: Any) -> None:
 
 def from_sklearn(estimator: Any, feature_names: Optional[Sequence[str]] = None, name: Optional[str] = None) -> Any:
     """A witness Model from a fitted LogisticRegression, MLPClassifier, DecisionTreeClassifier,
-    RandomForestClassifier or GradientBoostingClassifier. Its labels are the estimator's class
-    indices (model.classes names them), and agree with estimator.predict."""
+    RandomForestClassifier or GradientBoostingClassifier, or a Pipeline of preprocessing steps
+    (ColumnTransformer, OneHotEncoder, OrdinalEncoder, the scalers, SimpleImputer) ending in one.
+    Its labels are the estimator's class indices (model.classes names them), and agree with
+    estimator.predict. A Pipeline's model reads the raw columns: model.columns says how (the
+    schema comes with it: Schema.from_pipeline)."""
+    kind = type(estimator).__name__
+    if kind == "Pipeline":
+        columns, sources, clf = encode_pipeline(estimator)
+        steps = ", ".join(type(s).__name__ for _, s in estimator.steps if s is not None and not isinstance(s, str))
+        title = name or f"Pipeline({steps})"
+        inner = _classifier(clf, [f"feature {k}" for k in range(len(sources))], title, "sklearn:Pipeline")
+        return _witness.with_raw_columns(inner, columns, sources)
+    if not hasattr(estimator, "classes_"):
+        raise InputError(f"from_sklearn: {kind} is not a fitted classifier (no classes_)")
+    n = int(estimator.n_features_in_)
+    return _classifier(estimator, _input_names(estimator, n, feature_names), name or kind, f"sklearn:{kind}")
+
+
+def as_model(model: Any) -> Any:
+    """A witness Model from a Model, a model file or a fitted scikit-learn classifier or Pipeline."""
+    import os
+
+    if isinstance(model, _witness.Model):
+        return model
+    if isinstance(model, (str, os.PathLike)):
+        return _witness.load_model(os.fspath(model))
+    if type(model).__name__ == "Pipeline" or (hasattr(model, "classes_") and hasattr(model, "predict")):
+        return from_sklearn(model)
+    raise InputError(
+        f"expected a witness Model, a model file or a fitted scikit-learn classifier or Pipeline, got {type(model).__name__}")
+
+
+def _classifier(estimator: Any, names: List[str], title: str, source: str) -> Any:
     kind = type(estimator).__name__
     if not hasattr(estimator, "classes_"):
         raise InputError(f"from_sklearn: {kind} is not a fitted classifier (no classes_)")
     n = int(estimator.n_features_in_)
-    names = _input_names(estimator, n, feature_names)
     classes = [str(c) for c in estimator.classes_]
-    b = _witness.ModelBuilder(name or kind, names)
-    source = f"sklearn:{kind}"
+    b = _witness.ModelBuilder(title, names)
     x = b.input()
     if kind == "LogisticRegression":
         z = b.dense(x, np.asarray(estimator.coef_, dtype=np.float64), np.asarray(estimator.intercept_, dtype=np.float64), "coef_")

@@ -9,11 +9,12 @@ import json
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _witness
+from ._convert import as_model
 from ._schema import Schema, column_types
 from ._witness import InputError
 
@@ -75,19 +76,6 @@ class QueryResult(_Answer):
 
 
 # --- arguments ------------------------------------------------------------------------------------
-def _model(model: Any) -> Any:
-    """A witness Model from a Model, a file path or a fitted scikit-learn estimator."""
-    if isinstance(model, _witness.Model):
-        return model
-    if isinstance(model, (str, os.PathLike)):
-        return _witness.load_model(os.fspath(model))
-    if hasattr(model, "classes_") and hasattr(model, "predict"):
-        from ._convert import from_sklearn
-
-        return from_sklearn(model)
-    raise InputError(f"expected a witness Model, a model file or a fitted scikit-learn classifier, got {type(model).__name__}")
-
-
 def _schema(schema: Any) -> Schema:
     if isinstance(schema, Schema):
         return schema
@@ -96,15 +84,45 @@ def _schema(schema: Any) -> Schema:
     raise InputError(f"expected a witness Schema or a schema file, got {type(schema).__name__}")
 
 
-def _same_inputs(model: Any, schema: Schema) -> None:
-    # Converted models know their feature names: a schema in another order is a silent mistake.
-    if model.format != "python" or all(n == f"x{i}" for i, n in enumerate(model.input_names)):
-        return
-    expected = schema._native.model_input_names
-    if list(model.input_names) != list(expected):
-        raise InputError(
-            f"the model's inputs ({', '.join(model.input_names)}) are not the schema's ({', '.join(expected)})"
-        )
+def _is_frame(value: Any) -> bool:
+    return hasattr(value, "columns") and hasattr(value, "to_csv")
+
+
+def _subject(model: Any, schema: Any, data: Any, what: str = "data") -> Tuple[Any, Schema, Any]:
+    """The witness Model, the Schema (a pipeline's own, read off the data, when none is given) and the
+    data rows. A DataFrame in the schema's place is the data. A converted scikit-learn Pipeline is
+    checked against its own predict on the data rows."""
+    if _is_frame(schema):
+        if data is not None:
+            raise InputError("give the data once: as the second argument or as data=..., not both")
+        schema, data = None, schema
+    m = as_model(model)
+    if schema is None:
+        if not m.columns:
+            raise InputError(f"{m.source or m.name} reads encoded inputs, not raw columns: give a schema "
+                             "(Schema.from_dataframe, Schema.load)")
+        if data is None:
+            raise InputError(f"{m.source or m.name} carries its preprocessing: give the data ({what}=DataFrame or "
+                             "a CSV path) to read its schema off, or a schema")
+        s = Schema.from_pipeline(m, data)
+    else:
+        s = _schema(schema)
+        _witness.check_schema(s._native, m)
+    if m.columns and _is_frame(data) and not isinstance(model, (_witness.Model, str, os.PathLike)):
+        _check_conversion(model, m, s, data)
+    return m, s, data
+
+
+def _check_conversion(estimator: Any, m: Any, s: Schema, df: Any) -> None:
+    """Refuses a converted model whose labels differ from the estimator's own on the data rows."""
+    mine = np.asarray(m.classes, dtype=object)[m.predict(s._native.to_model(s.encode(df)))].astype(str)
+    theirs = np.asarray(estimator.predict(df[[c for c in df.columns if c != s.label]])).astype(str)
+    differ = np.flatnonzero(mine != theirs)
+    if len(differ):
+        i = int(differ[0])
+        raise InputError(f"the converted {m.name} labels {len(differ)} of {len(df)} data rows differently from "
+                         f"{type(estimator).__name__}.predict (first: row {i + 1}, '{mine[i]}' vs '{theirs[i]}'); "
+                         "please report this with the pipeline")
 
 
 def _option_text(value: Any) -> str:
@@ -120,20 +138,19 @@ def _options(options: Mapping[str, Any]) -> Dict[str, str]:
     return {k.replace("_", "-"): _option_text(v) for k, v in options.items() if v is not None}
 
 
-def _env(seed: Optional[int], threads: Optional[int], time_limit: Optional[float]) -> Dict[str, str]:
-    return _options({"seed": seed, "threads": threads, "time-limit": time_limit})
-
-
-def _rows(schema: Schema, rows: Any, what: str) -> Optional[np.ndarray]:
+def _rows(schema: Optional[Schema], rows: Any, what: str) -> Any:
+    """Rows for the C++ side: a CSV path, a DataFrame as CSV text (read through the schema exactly as
+    the CLI reads a file), or raw values [n][features] in schema order."""
     if rows is None:
         return None
     if isinstance(rows, (str, os.PathLike)):
-        import pandas as pd
-
-        rows = pd.read_csv(os.fspath(rows))
-    if hasattr(rows, "columns"):
-        return schema.encode(rows, what)
-    return np.ascontiguousarray(rows, dtype=np.float64)
+        return {"path": os.fspath(rows), "name": os.fspath(rows)}
+    if _is_frame(rows):
+        if schema is not None:
+            keep = set(schema.columns) | {schema.label}
+            rows = rows[[c for c in rows.columns if c in keep]]
+        return {"text": rows.to_csv(index=False), "name": what}
+    return {"raw": np.ascontiguousarray(rows, dtype=np.float64), "name": what}
 
 
 def _call_line(name: str, args: Sequence[str], options: Mapping[str, Any]) -> str:
@@ -192,30 +209,34 @@ def _run(call: Callable[[Any], Dict[str, Any]], progress: ProgressArg, kind: str
 # --- the calls ------------------------------------------------------------------------------------
 def fair(
     model: Any,
-    schema: Any,
+    schema: Any = None,
     protected: Optional[Sequence[str]] = None,
     engine: str = "auto",
     time_limit: Optional[float] = None,
     quantify: bool = False,
+    data: Any = None,
     seeds: Any = None,
     seed: Optional[int] = None,
     threads: Optional[int] = None,
     progress: ProgressArg = None,
     **options: Any,
 ) -> FairResult:
-    """Finds an unfairness witness or proves there is none (witness fair). Further options are
-    the CLI's flags: max_witnesses=5, max_regions=100, split="widest", query_time_limit=2, ..."""
-    m, s = _model(model), _schema(schema)
-    _same_inputs(m, s)
-    flags = _options(options)
+    """Finds an unfairness witness or proves there is none (witness fair). `model` is a witness
+    Model, a model file, or a fitted scikit-learn classifier or Pipeline; `schema` a Schema or a
+    schema file, or the data itself (a DataFrame): a Pipeline brings its own schema, read off the
+    data. With `data` (a DataFrame or CSV), every row is also checked against every protected value
+    and the group metrics are computed when the rows have labels. Further options are the CLI's
+    flags: max_witnesses=5, max_regions=100, split="widest", query_time_limit=2, ..."""
+    m, s, data = _subject(model, schema, data)
+    flags = _options({"engine": engine, "seed": seed, "threads": threads, "time-limit": time_limit, **options})
     if quantify:
         flags["quantify"] = "true"
     command = _call_line("fair", [m.source or m.name, s.source], {"protected": protected, "engine": engine,
                                                                   "time_limit": time_limit, "quantify": quantify or None,
                                                                   **options})
     out = _run(
-        lambda shown: _witness.fair(m, s._native, list(protected or []), engine,
-                                    flags, _env(seed, threads, time_limit), _rows(s, seeds, "seeds"), command, shown),
+        lambda shown: _witness.fair(m, s._native, list(protected or []), flags, _rows(s, data, "data"),
+                                    _rows(s, seeds, "seeds"), command, shown),
         progress,
         "fair",
     )
@@ -242,7 +263,7 @@ def _regions(csv: str) -> Any:
 
 def test(
     model: Any,
-    schema: Any,
+    schema: Any = None,
     protected: Optional[Sequence[str]] = None,
     method: str = "symbgen",
     budget: Optional[int] = None,
@@ -257,17 +278,21 @@ def test(
     """Generates discriminatory test inputs (witness test). `model` may be any Python callable on a
     DataFrame of the schema's columns (categories as pandas Categoricals; raw codes with
     codes=True) returning one label per row (class names or indices); it is called with batches.
-    A fitted estimator is converted (from_sklearn), a model file loaded."""
-    s = _schema(schema)
-    flags = _options({"method": method, "budget": budget, **options})
+    A fitted estimator or Pipeline is converted (from_sklearn), a model file loaded; a Pipeline
+    brings its own schema, read off `seeds` (a DataFrame) when no schema is given."""
+    flags = _options({"method": method, "budget": budget, "seed": seed, "threads": threads, "time-limit": time_limit,
+                      **options})
     oracle: Any
     name = ""
-    if isinstance(model, (_witness.Model, str, os.PathLike)) or (hasattr(model, "classes_") and hasattr(model, "predict")):
-        oracle = _model(model)
-        _same_inputs(oracle, s)
+    if isinstance(model, (_witness.Model, str, os.PathLike)) or type(model).__name__ == "Pipeline" or (
+            hasattr(model, "classes_") and hasattr(model, "predict")):
+        oracle, s, seeds = _subject(model, schema, seeds, "seeds")
         shown_name = oracle.source or oracle.name
         classes = 0
     elif callable(model):
+        if schema is None:
+            raise InputError("test: a Python callable needs a schema")
+        s = _schema(schema)
         function = model
         name = f"python:{getattr(function, '__qualname__', type(function).__name__)}"
         shown_name = name
@@ -286,8 +311,8 @@ def test(
     command = _call_line("test", [shown_name, s.source], {"protected": protected, "method": method, "budget": budget,
                                                           "time_limit": time_limit, **options})
     out = _run(
-        lambda shown: _witness.test(oracle, s._native, list(protected or []), flags, _env(seed, threads, time_limit),
-                                    _rows(s, seeds, "seeds"), command, name, classes, shown),
+        lambda shown: _witness.test(oracle, s._native, list(protected or []), flags, _rows(s, seeds, "seeds"), command,
+                                    name, classes, shown),
         progress,
         "test",
     )
@@ -306,7 +331,7 @@ def test(
 
 def bias(
     model: Any,
-    schema: Any,
+    schema: Any = None,
     protected: Optional[Sequence[str]] = None,
     samples: int = 100000,
     data: Any = None,
@@ -314,13 +339,13 @@ def bias(
     threads: Optional[int] = None,
 ) -> BiasResult:
     """Estimates Bias%: the share of inputs whose label changes with the protected attributes
-    (witness bias); drawn uniformly from the domain, or from the rows of `data` (a DataFrame or CSV)."""
-    m, s = _model(model), _schema(schema)
-    _same_inputs(m, s)
-    data_name = os.fspath(data) if isinstance(data, (str, os.PathLike)) else ("<dataframe>" if data is not None else "")
+    (witness bias); drawn uniformly from the domain, or from the rows of `data` (a DataFrame or CSV).
+    A DataFrame in the schema's place is the data (a Pipeline's schema is read off it)."""
+    m, s, data = _subject(model, schema, data)
     command = _call_line("bias", [m.source or m.name, s.source], {"protected": protected, "samples": samples})
-    out = _witness.bias(m, s._native, list(protected or []), int(samples), _env(seed, threads, None),
-                        _rows(s, data, "data"), data_name, command)
+    out = _witness.bias(m, s._native, list(protected or []), _options({"samples": samples, "seed": seed,
+                                                                       "threads": threads}),
+                        _rows(s, data, "data"), command)
     doc = json.loads(out["result"])
     return BiasResult(
         text=out["text"],
@@ -333,9 +358,10 @@ def bias(
     )
 
 
-def query(query: Union[str, os.PathLike, Mapping[str, Any]], time_limit: float = 0.0) -> QueryResult:
+def query(query: Union[str, os.PathLike, Mapping[str, Any]], time_limit: float = 0.0, **options: Any) -> QueryResult:
     """Answers might/would counterfactual queries (witness query): a TOML file, TOML text, or a dict
-    with the file's keys (paths in it are relative to the current directory)."""
+    with the file's keys (paths in it are relative to the current directory). Further options are
+    the CLI's flags: memory_limit=2048, semantics="float64", only="q1,q2"."""
     if isinstance(query, Mapping):
         text, path = _toml(query), os.path.join(os.getcwd(), "<query>.toml")
     elif isinstance(query, (str, os.PathLike)) and os.path.exists(os.fspath(query)):
@@ -346,7 +372,7 @@ def query(query: Union[str, os.PathLike, Mapping[str, Any]], time_limit: float =
         text, path = query, os.path.join(os.getcwd(), "<query>.toml")
     else:
         raise InputError(f"{os.fspath(query)}: no such query file")
-    out = _witness.query(text, path, float(time_limit))
+    out = _witness.query(text, path, _options({"time-limit": time_limit or None, **options}))
     doc = json.loads(out["result"])
     return QueryResult(text=out["text"], _json=doc, _report="", answers=doc["queries"])
 

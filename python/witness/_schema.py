@@ -21,6 +21,7 @@ class Feature:
     max: float
     categories: Tuple[str, ...]
     one_hot: bool
+    missing: str = ""  # what a missing value (NaN) is read as: a category label or a number; "": an error
 
 
 def _toml_string(text: str) -> str:
@@ -111,6 +112,43 @@ class Schema:
             lines += _feature_lines(df[column], c, kinds.get(c), bounds.get(c), categories.get(c))
         return cls.from_toml("\n".join(lines) + "\n", f"<dataframe {name}>")
 
+    @classmethod
+    def from_pipeline(
+        cls,
+        model: Any,
+        df: Any,
+        label: Optional[str] = None,
+        protected: Sequence[str] = (),
+        name: str = "dataframe",
+    ) -> "Schema":
+        """The schema of a scikit-learn Pipeline (or a converted Model that carries its
+        preprocessing) over the rows of `df`: the model's columns with their categories, one-hot
+        or ordinal encodings, scalers and imputed values, the classifier's class names, and the
+        data's kinds and ranges of numbers (those of `witness schema infer MODEL --data D.csv`).
+        `label` names the label column of `df` (default: the last column, unless the model reads it)."""
+        import pandas as pd
+
+        from ._convert import as_model
+
+        import os
+
+        if isinstance(df, (str, os.PathLike)):
+            with open(os.fspath(df), encoding="utf-8") as f:
+                text, name = f.read(), os.fspath(df)
+        elif isinstance(df, pd.DataFrame):
+            text = df.to_csv(index=False)
+        else:
+            raise InputError("from_pipeline: expected a pandas DataFrame (or a CSV path) of the raw columns")
+        m = as_model(model)
+        if not m.columns:
+            raise InputError(f"from_pipeline: {m.source or m.name} carries no preprocessing (no raw columns); use "
+                             "Schema.from_dataframe or a schema file")
+        toml = _witness.infer_schema(text, name, label, m)
+        if protected:
+            listed = "protected = [" + ", ".join(_toml_string(p) for p in protected) + "]"
+            toml = toml.replace("\nprotected = []\n", "\n" + listed + "\n", 1)
+        return cls.from_toml(toml, f"<schema of {m.name}>")
+
     # --- what it holds ------------------------------------------------------------------------
     @property
     def name(self) -> str:
@@ -135,7 +173,7 @@ class Schema:
     @property
     def features(self) -> List[Feature]:
         return [
-            Feature(f["name"], f["kind"], f["min"], f["max"], tuple(f["categories"]), f["one_hot"])
+            Feature(f["name"], f["kind"], f["min"], f["max"], tuple(f["categories"]), f["one_hot"], f["missing"])
             for f in self._native.features
         ]
 
@@ -285,7 +323,11 @@ def _encode_column(column: Any, f: Feature, what: str) -> np.ndarray:
     import pandas as pd
 
     if column.isna().any():
-        raise InputError(f"{what}: column '{f.name}' has missing values")
+        if not f.missing:
+            raise InputError(f"{what}: column '{f.name}' has missing values (and the schema gives no 'missing' value)")
+        if isinstance(column.dtype, pd.CategoricalDtype) and f.missing not in column.cat.categories:
+            column = column.cat.add_categories([f.missing])
+        column = column.fillna(f.missing if f.kind == "categorical" and not _numeric(column) else float(f.missing))
     if f.kind == "categorical":
         if isinstance(column.dtype, pd.CategoricalDtype) or not _numeric(column):
             # Each distinct label is looked up once: batches of a black box hold thousands of rows.

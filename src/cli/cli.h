@@ -22,6 +22,10 @@
 #include "model/model.h"
 #include "report/rows.h"
 
+namespace witness {
+struct RunOutput;
+}
+
 namespace witness::cli {
 
 void add_info_command(CLI::App& app);
@@ -68,6 +72,17 @@ void add_env_options(CLI::App& cmd, std::map<std::string, std::string>& raw, con
 void apply_env_options(Env& env, const std::map<std::string, std::string>& raw);
 // With --stats (or --verbose 1): every counter of the run on stderr, one `stats: name = value` a line.
 void print_stats(const Env& env);
+
+// The positional MODEL and --schema, --box, --protected of fair, test and bias. --schema may be left
+// out for a model that carries its preprocessing when --data is given (run/subject.h).
+void add_subject_options(CLI::App& cmd, std::string& model, std::string& schema, std::string& box,
+                         std::string& protected_list);
+// The options given (non-empty), as set_job_options takes them.
+std::map<std::string, std::string> given_options(const std::map<std::string, std::string>& raw);
+// A job's answer on stdout: the --json document, or the text.
+void print_answer(const RunOutput& out, bool json);
+// 0 verified, 10 witness, 20 inconclusive, from a fair answer's JSON.
+int verdict_exit_code(const nlohmann::json& result);
 
 // Splits "a,b,c" into its parts, dropping empty ones.
 std::vector<std::string> split_list(const std::string& text);

@@ -6,8 +6,10 @@
 
 #include "cli/cli.h"
 #include "core/error.h"
+#include "core/file.h"
 #include "domain/dataset.h"
 #include "report/html_report.h"
+#include "run/jobs.h"
 
 namespace witness::cli {
 
@@ -24,6 +26,38 @@ void add_option_flags(CLI::App& cmd, const std::vector<OptionSpec>& specs, std::
       cmd.add_option("--" + s.name, raw[s.name], option_help(s))->type_name(type);
     }
   }
+}
+
+void add_subject_options(CLI::App& cmd, std::string& model, std::string& schema, std::string& box,
+                         std::string& protected_list) {
+  cmd.add_option("model", model, "model file (.json mlp-json-v1, Keras .h5, .onnx incl. skl2onnx pipelines, .nnet)")
+      ->required();
+  cmd.add_option("--schema", schema,
+                 "input schema (TOML); a model that carries its preprocessing (a skl2onnx pipeline) brings its own, "
+                 "read off --data");
+  cmd.add_option("--box", box, "use a named alternative box of the schema (e.g. fairify)");
+  cmd.add_option("--protected", protected_list, "protected attributes, comma-separated (default: the schema's)");
+}
+
+std::map<std::string, std::string> given_options(const std::map<std::string, std::string>& raw) {
+  std::map<std::string, std::string> out;
+  for (const auto& [name, value] : raw) {
+    if (!value.empty()) out.emplace(name, value);
+  }
+  return out;
+}
+
+void print_answer(const RunOutput& out, bool json) {
+  if (json) {
+    print_json(out.result);
+  } else {
+    std::cout << out.text;
+  }
+}
+
+int verdict_exit_code(const nlohmann::json& result) {
+  const std::string v = result.value("verdict", "inconclusive");
+  return v == "verified" ? 0 : v == "witness" ? 10 : 20;
 }
 
 void add_env_options(CLI::App& cmd, std::map<std::string, std::string>& raw, const std::vector<std::string>& names) {
@@ -71,13 +105,7 @@ void add_report_options(CLI::App& cmd, ReportFiles& files) {
 }
 
 void write_reports(const ReportFiles& files, const nlohmann::json& envelope) {
-  if (!files.json.empty()) {
-    std::ofstream out(files.json);
-    if (!out) throw InputError(files.json, "", "cannot open for writing");
-    out << json_text(envelope) << '\n';
-    out.close();
-    if (!out) throw InputError(files.json, "", "writing failed");
-  }
+  if (!files.json.empty()) write_file(files.json, json_text(envelope) + "\n");
   if (!files.html.empty()) write_html_report(files.html, envelope);
 }
 

@@ -5,9 +5,9 @@
 #include <memory>
 
 #include "cli/cli.h"
-#include "domain/dataset.h"
 #include "model/evaluator.h"
-#include "model/loaders.h"
+#include "report/rows.h"
+#include "run/subject.h"
 
 namespace witness::cli {
 namespace {
@@ -22,16 +22,22 @@ struct PredictArgs {
 };
 
 void run_predict(const PredictArgs& args) {
-  const Model model = load_model(args.model);
-  const Schema schema = load_schema_for(model, args.schema, args.box);
-  const Dataset data = load_csv(args.data, schema);
+  SubjectSource src;
+  src.model_path = args.model;
+  src.schema_path = args.schema;
+  src.box = args.box;
+  src.data.path = args.data;
+  src.needs_protected = false;
+  const JobSubject subject = load_subject(src);
+  const Model& model = *subject.model;
+  const Schema& schema = subject.schema;
   const Precision precision = args.precision == "float32" ? Precision::Float32 : Precision::Float64;
-  const Evaluation r = evaluate(model, data.model_inputs(schema), precision);
+  const Evaluation r = evaluate(model, subject.data->model_inputs(schema), precision);
   if (!args.json) {
     std::string out;
     out.reserve(r.labels.size() * 2);
     for (int label : r.labels) {
-      out += label_name(model, label);
+      out += label_name(model, schema, label);
       out += '\n';
     }
     std::cout << out;
@@ -41,11 +47,7 @@ void run_predict(const PredictArgs& args) {
   nlohmann::json outputs = nlohmann::json::array();
   for (Eigen::Index c = 0; c < r.outputs.cols(); ++c) {
     const int label = r.labels[static_cast<std::size_t>(c)];
-    if (model.rule.class_labels.empty()) {
-      labels.push_back(label);
-    } else {
-      labels.push_back(label_name(model, label));
-    }
+    labels.push_back(label_json(model, schema, label));
     nlohmann::json row = nlohmann::json::array();
     for (Eigen::Index k = 0; k < r.outputs.rows(); ++k) row.push_back(r.outputs(k, c));
     outputs.push_back(std::move(row));
@@ -58,9 +60,11 @@ void run_predict(const PredictArgs& args) {
 void add_predict_command(CLI::App& app) {
   auto args = std::make_shared<PredictArgs>();
   CLI::App* cmd = app.add_subcommand("predict", "Label every row of a CSV file with a model");
-  cmd->add_option("model", args->model, "model file (.json mlp-json-v1, Keras .h5, .onnx)")->required();
+  cmd->add_option("model", args->model, "model file (.json mlp-json-v1, Keras .h5, .onnx incl. skl2onnx pipelines)")
+      ->required();
   cmd->add_option("data", args->data, "CSV file with a header naming the schema's features")->required();
-  cmd->add_option("--schema", args->schema, "input schema (TOML)")->required();
+  cmd->add_option("--schema", args->schema,
+                  "input schema (TOML); a model that carries its preprocessing brings its own, read off the data");
   cmd->add_option("--box", args->box, "use a named alternative box of the schema (e.g. fairify)");
   cmd->add_option("--precision", args->precision, "arithmetic of the forward pass")
       ->check(CLI::IsMember({"float64", "float32"}));

@@ -28,4 +28,32 @@ std::string read_file(const std::string& path) {
   return std::move(buf).str();
 }
 
+void write_file(const std::string& path, std::string_view text) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto status = fs::status(path, ec);
+  if (fs::is_directory(status)) throw InputError(path, "", "is a directory, expected a file");
+  const bool direct = !ec && fs::exists(status) && !fs::is_regular_file(status);
+  const std::string target = direct ? path : path + ".witness-tmp";
+  {
+    std::ofstream out(target, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError(path, "", fmt::format("cannot open for writing: {}", std::strerror(errno)));
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.flush();
+    if (!out) {
+      const int err = errno;
+      out.close();
+      if (!direct) fs::remove(target, ec);
+      throw InputError(path, "", fmt::format("writing failed: {}", std::strerror(err)));
+    }
+  }
+  if (direct) return;
+  fs::rename(target, path, ec);
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(target, ignored);
+    throw InputError(path, "", fmt::format("cannot write: {}", ec.message()));
+  }
+}
+
 }  // namespace witness

@@ -2,17 +2,23 @@
 //
 //   #include "core/error.h"
 //   try {
-//     std::string text = witness::read_file("model.json");
+//     witness::write_file("/tmp/witness-example.txt", "hello\n");   // all or nothing
+//     std::string text = witness::read_file("/tmp/witness-example.txt");
 //   } catch (const witness::InputError& e) {
 //     std::cerr << e.what() << '\n';   // model.json: cannot open: No such file or directory
 //   }
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace witness {
 
 // Reads a whole file; throws InputError naming it when it is missing, a directory or unreadable.
 std::string read_file(const std::string& path);
+// Writes a whole file, all or nothing: the text goes to a temporary file beside it that is renamed
+// over `path` once complete (devices and pipes such as /dev/stdout are written directly). Throws
+// InputError naming the file when it cannot be written (a missing folder, a full disk).
+void write_file(const std::string& path, std::string_view text);
 
 }  // namespace witness

@@ -21,6 +21,7 @@ std::string csv_field(const std::string& text) {
 namespace {
 
 constexpr int kLabelColumn = -1;
+constexpr int kIgnoredColumn = -2;
 
 // A header whose fields all read as numbers is a data row: the file has no header.
 bool looks_like_data(const std::vector<std::string_view>& fields) {
@@ -51,6 +52,11 @@ Dataset read(detail::CsvReader& rd, const Schema& schema) {
     if (!schema.label().empty() && names[c] == schema.label()) {
       target[c] = kLabelColumn;
       has_label = true;
+      continue;
+    }
+    const auto& ignored = schema.ignored_columns();
+    if (std::find(ignored.begin(), ignored.end(), names[c]) != ignored.end()) {
+      target[c] = kIgnoredColumn;
       continue;
     }
     bool known = false;
@@ -110,6 +116,7 @@ Dataset read(detail::CsvReader& rd, const Schema& schema) {
     const std::size_t base = values.size();
     values.resize(base + width);
     for (std::size_t c = 0; c < fields.size(); ++c) {
+      if (target[c] == kIgnoredColumn) continue;
       if (target[c] == kLabelColumn) {
         const std::string_view t = detail::trim(fields[c]);
         double v = 0;

@@ -10,6 +10,12 @@
 // min and max as bounds; any other column is `categorical` with its distinct labels sorted
 // bytewise, which is sklearn's LabelEncoder order. A non-numeric label column gets `label_classes`
 // in the same order. Empty values are an error (schemas have no missing values).
+//
+// With a model that carries its preprocessing (Model::columns: a scikit-learn Pipeline, a skl2onnx
+// graph), the features are the model's columns with its categories, encodings, normalisations,
+// imputed values and class names; the data gives the kinds and ranges of numbers, and its other
+// columns are listed as `ignore`. The label then defaults to the last column unless the model
+// reads it.
 #pragma once
 
 #include <optional>
@@ -17,8 +23,14 @@
 
 namespace witness {
 
+class Model;
+
 // label: std::nullopt = the last column, "" = no label column, otherwise a column name.
 // Throws InputError naming the file, and the row and column for bad data.
-[[nodiscard]] std::string infer_schema_toml(const std::string& csv_path, std::optional<std::string> label);
+[[nodiscard]] std::string infer_schema_toml(const std::string& csv_path, std::optional<std::string> label,
+                                            const Model* model = nullptr);
+// The same for CSV text (a DataFrame written by the Python module); `source` names it.
+[[nodiscard]] std::string infer_schema_toml_text(std::string csv_text, const std::string& source,
+                                                 std::optional<std::string> label, const Model* model = nullptr);
 
 }  // namespace witness

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/file.h"
 #include "domain/csv.h"
+#include "model/columns.h"
 #include "model/model.h"
 
 namespace witness {
@@ -97,9 +98,10 @@ class SchemaParser {
   Feature feature(const toml::table& t, std::size_t i) const {
     Feature f;
     std::string ctx = fmt::format("features[{}]: ", i);
-    check_keys(
-        t, {"name", "kind", "min", "max", "categories", "encoding", "scale", "offset", "mean", "std", "description"},
-        ctx);
+    check_keys(t,
+               {"name", "kind", "min", "max", "categories", "encoding", "scale", "offset", "mean", "std", "center",
+                "multiply", "missing", "description"},
+               ctx);
     const toml::node* name = t.get("name");
     if (name == nullptr) fail(&t, ctx + "missing 'name'");
     f.name = string_of(*name, "'name'");
@@ -174,15 +176,18 @@ class SchemaParser {
     const toml::node* offset = t.get("offset");
     const toml::node* mean = t.get("mean");
     const toml::node* stdev = t.get("std");
+    const toml::node* center = t.get("center");
+    const toml::node* multiply = t.get("multiply");
     const bool affine = scale != nullptr || offset != nullptr;
     const bool standard = mean != nullptr || stdev != nullptr;
-    if (affine && standard) {
-      fail(scale != nullptr ? scale : offset, ctx + "give either 'scale'/'offset' or 'mean'/'std', not both");
+    const bool centred = center != nullptr || multiply != nullptr;
+    const toml::node* first_norm = affine     ? (scale != nullptr ? scale : offset)
+                                   : standard ? (mean != nullptr ? mean : stdev)
+                                              : (center != nullptr ? center : multiply);
+    if (static_cast<int>(affine) + static_cast<int>(standard) + static_cast<int>(centred) > 1) {
+      fail(first_norm, ctx + "give one of 'scale'/'offset', 'mean'/'std' or 'center'/'multiply', not two");
     }
-    if ((affine || standard) && f.one_hot) {
-      fail(affine ? (scale != nullptr ? scale : offset) : (mean != nullptr ? mean : stdev),
-           ctx + "a one-hot feature cannot be normalised");
-    }
+    if ((affine || standard || centred) && f.one_hot) fail(first_norm, ctx + "a one-hot feature cannot be normalised");
     if (affine) {
       f.norm.form = Normalisation::Form::ScaleOffset;
       if (scale != nullptr) f.norm.a = number_of(*scale, ctx + "'scale'");
@@ -195,6 +200,23 @@ class SchemaParser {
       if (mean != nullptr) f.norm.a = number_of(*mean, ctx + "'mean'");
       if (stdev != nullptr) f.norm.b = number_of(*stdev, ctx + "'std'");
       if (f.norm.b <= 0) fail(stdev, ctx + "'std' must be positive");
+    } else if (centred) {
+      f.norm.form = Normalisation::Form::CenterScale;
+      f.norm.a = 0.0;
+      f.norm.b = 1.0;
+      if (center != nullptr) f.norm.a = number_of(*center, ctx + "'center'");
+      if (multiply != nullptr) f.norm.b = number_of(*multiply, ctx + "'multiply'");
+      if (f.norm.b == 0) fail(multiply, ctx + "'multiply' must not be 0 (the map must be invertible)");
+    }
+    if (const toml::node* m = t.get("missing")) {
+      if (const auto* text = m->as_string()) {
+        f.missing = text->get();
+      } else {
+        const double v = number_of(*m, ctx + "'missing'");
+        f.missing = format_number(v);
+        if (!is_integer(v)) f.missing = fmt::format("{}", v);
+      }
+      if (f.missing.empty()) fail(m, ctx + "'missing' is empty");
     }
     return f;
   }
@@ -206,7 +228,7 @@ class SchemaParser {
     } catch (const toml::parse_error& e) {
       throw InputError(source_, where(e.source()), fmt::format("TOML syntax error: {}", e.description()));
     }
-    check_keys(root, {"name", "description", "label", "label_classes", "protected", "features", "boxes"}, "");
+    check_keys(root, {"name", "description", "label", "label_classes", "protected", "ignore", "features", "boxes"}, "");
     s.source_ = source_;
     if (const toml::node* n = root.get("name")) {
       s.name_ = string_of(*n, "'name'");
@@ -232,6 +254,13 @@ class SchemaParser {
       s.features_.push_back(std::move(f));
     }
     s.finish();
+    for (std::size_t i = 0; i < s.features_.size(); ++i) {
+      Feature& f = s.features_[i];
+      if (f.missing.empty()) continue;
+      const std::string err = s.try_parse_value(static_cast<int>(i), f.missing, f.missing_value);
+      if (!err.empty())
+        fail(arr->get(i)->as_table()->get("missing"), fmt::format("feature '{}': 'missing': {}", f.name, err));
+    }
 
     if (const toml::node* n = root.get("label")) {
       s.label_ = string_of(*n, "'label'");
@@ -245,6 +274,12 @@ class SchemaParser {
       std::set<std::string_view> dup;
       for (const std::string& c : s.label_classes_) {
         if (!dup.insert(c).second) fail(n, fmt::format("label class '{}' is listed twice", c));
+      }
+    }
+    if (const toml::node* n = root.get("ignore")) {
+      s.ignored_ = strings_of(*n, "'ignore'");
+      for (const std::string& c : s.ignored_) {
+        if (seen.contains(c) || c == s.label_) fail(n, fmt::format("'ignore': '{}' is a feature or the label", c));
       }
     }
     if (const toml::node* n = root.get("protected")) {
@@ -318,24 +353,6 @@ const char* kind_name(FeatureKind kind) {
     case FeatureKind::Boolean: return "boolean";
   }
   return "?";
-}
-
-double Normalisation::to_model(double raw) const {
-  switch (form) {
-    case Form::None: return raw;
-    case Form::ScaleOffset: return raw * a + b;
-    case Form::MeanStd: return (raw - a) / b;
-  }
-  return raw;
-}
-
-double Normalisation::to_raw(double model) const {
-  switch (form) {
-    case Form::None: return model;
-    case Form::ScaleOffset: return (model - b) / a;
-    case Form::MeanStd: return model * b + a;
-  }
-  return model;
 }
 
 Schema parse_schema(std::string_view toml_text, const std::string& source) {
@@ -562,7 +579,14 @@ std::string Schema::display_quoted(int feature, double raw) const {
 std::string Schema::try_parse_value(int fi, std::string_view text, double& value) const {
   const Feature& f = feature(fi);
   const std::string_view t = detail::trim(text);
-  if (t.empty()) return "empty value (missing values are not supported)";
+  // An empty cell, or NaN as numpy prints it, is a missing value (unless a category is so named).
+  const bool nan_text = (t == "nan" || t == "NaN") && !f.missing.empty();
+  if (t.empty() || (nan_text && !codes_[static_cast<std::size_t>(fi)].contains(t))) {
+    if (f.missing.empty())
+      return fmt::format("empty value (a missing value: the schema gives no 'missing' value for '{}')", f.name);
+    value = f.missing_value;
+    return {};
+  }
   // Message parts, built only on failure: this is the hot path of load_csv.
   auto in_box = [&] { return active_box_.empty() ? std::string() : fmt::format(" (box '{}')", active_box_); };
   auto bounds = [&] { return fmt::format("[{}, {}]", format_number(f.min), format_number(f.max)); };
@@ -648,14 +672,86 @@ long double Schema::domain_size() const {
   return n;
 }
 
+namespace {
+
+std::string categories_text(const std::vector<std::string>& c) { return join_at_most(c, 8); }
+
+// What differs between a schema feature and the model's own column, or "".
+std::string column_mismatch(const Feature& f, const RawColumn& c) {
+  if (c.categorical != (f.kind == FeatureKind::Categorical)) {
+    return c.categorical ? fmt::format("the model reads category labels ({}), the schema a {} feature",
+                                       categories_text(c.categories), kind_name(f.kind))
+                         : "the model reads a number, the schema categories";
+  }
+  if (c.categorical && f.categories != c.categories) {
+    return fmt::format("categories differ: the schema lists [{}], the model's encoder [{}] (codes must match)",
+                       categories_text(f.categories), categories_text(c.categories));
+  }
+  if (c.one_hot != f.one_hot) {
+    return fmt::format("the model encodes it {}, the schema {}", c.one_hot ? "one-hot" : "as a code",
+                       f.one_hot ? "one-hot" : "as a code");
+  }
+  if (!(c.norm == f.norm)) {
+    const std::string model =
+        c.norm.form == Normalisation::Form::None ? "reads it as it is" : "computes " + c.norm.describe(f.name);
+    const std::string schema =
+        f.norm.form == Normalisation::Form::None ? "gives no normalisation" : "gives " + f.norm.describe(f.name);
+    return fmt::format("the model {}{}, but the schema {}", model, c.step.empty() ? "" : " (" + c.step + ")", schema);
+  }
+  if (!f.missing.empty() && !c.missing.empty() && f.missing != c.missing) {
+    double a = 0, b = 1;
+    if (!(detail::parse_number(f.missing, a) && detail::parse_number(c.missing, b) && a == b))
+      return fmt::format("a missing value is '{}' for the model's imputer, '{}' in the schema", c.missing, f.missing);
+  }
+  return {};
+}
+
+}  // namespace
+
+void check_schema_fits_model(const Schema& schema, const Model& model) {
+  if (model.columns.empty()) {
+    if (schema.model_width() != model.input_width()) {
+      throw InputError(schema.source(), "",
+                       fmt::format("the schema describes {} model inputs, but {} takes {}", schema.model_width(),
+                                   model.source, model.input_width()));
+    }
+    // Models converted in Python know their feature names: a schema in another order is a silent mistake.
+    bool named = model.format == "python";
+    for (std::size_t i = 0; named && i < model.input_names.size(); ++i)
+      named = model.input_names[i] != fmt::format("x{}", i);
+    if (named && model.input_names != schema.model_input_names()) {
+      throw InputError(schema.source(), "",
+                       fmt::format("the model's inputs ({}) are not the schema's ({})",
+                                   join_at_most(model.input_names, 20), join_at_most(schema.model_input_names(), 20)));
+    }
+    return;
+  }
+  const std::string fix =
+      "; write the schema with `witness schema infer MODEL --data DATA.csv` (or "
+      "Schema.from_pipeline) so that it says what the model computes";
+  std::vector<std::string> names;
+  for (const RawColumn& c : model.columns) names.push_back(c.name);
+  std::vector<std::string> features;
+  for (const Feature& f : schema.features()) features.push_back(f.name);
+  bool same = names.size() == features.size();
+  for (std::size_t i = 0; same && i < names.size(); ++i) same = same_column(features[i], names[i]);
+  if (!same) {
+    throw InputError(schema.source(), "",
+                     fmt::format("the model {} reads the columns {} (in this order), the schema has the features {}{}",
+                                 model.source, join_at_most(names, 20), join_at_most(features, 20), fix));
+  }
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string why = column_mismatch(schema.feature(static_cast<int>(i)), model.columns[i]);
+    if (!why.empty())
+      throw InputError(schema.source(), fmt::format("feature '{}'", names[i]),
+                       fmt::format("does not match the model's preprocessing: {}{}", why, fix));
+  }
+}
+
 Schema load_schema_for(const Model& model, const std::string& path, const std::string& box) {
   Schema schema = load_schema(path);
   if (!box.empty()) schema = schema.with_box(box);
-  if (schema.model_width() != model.input_width()) {
-    throw InputError(path, "",
-                     fmt::format("the schema describes {} model inputs, but {} takes {}", schema.model_width(),
-                                 model.source, model.input_width()));
-  }
+  check_schema_fits_model(schema, model);
   return schema;
 }
 

@@ -19,6 +19,8 @@
 #include <string_view>
 #include <vector>
 
+#include "model/raw_column.h"
+
 namespace witness {
 
 class Model;
@@ -32,19 +34,6 @@ enum class FeatureKind : std::uint8_t { Integer, Real, Categorical, Boolean };
 // "integer", "real", "categorical", "boolean": the spelling used in schema files.
 [[nodiscard]] const char* kind_name(FeatureKind kind);
 
-// Affine map from a raw value to a model input. It is kept in the form the schema wrote, so the
-// model sees exactly the double the training pipeline computed ((raw - mean) / std is not
-// bit-identical to raw * (1 / std) - mean / std).
-struct Normalisation {
-  enum class Form : std::uint8_t { None, ScaleOffset, MeanStd };
-  Form form = Form::None;
-  double a = 1.0;  // scale (ScaleOffset) or mean (MeanStd)
-  double b = 0.0;  // offset (ScaleOffset) or std (MeanStd)
-
-  [[nodiscard]] double to_model(double raw) const;
-  [[nodiscard]] double to_raw(double model) const;
-};
-
 struct Feature {
   std::string name;
   FeatureKind kind = FeatureKind::Real;
@@ -55,6 +44,10 @@ struct Feature {
   bool one_hot = false;  // Categorical only: one model input per category, exactly one is 1
   int model_offset = 0;  // index of this feature's first model input
   int model_width = 1;   // categories.size() when one_hot
+  // What an empty (or NaN) cell of a data file is read as, as an imputer fills it: a category label
+  // or a number (`missing` in the file); empty: a missing value is an error.
+  std::string missing;
+  double missing_value = 0.0;  // the raw value of `missing`
 
   [[nodiscard]] bool integral() const { return kind != FeatureKind::Real; }
 };
@@ -66,6 +59,9 @@ class Schema {
   [[nodiscard]] const std::string& label() const { return label_; }    // CSV label column; "" = none
   // Names of the label values, code = index; empty means the label column holds class indices.
   [[nodiscard]] const std::vector<std::string>& label_classes() const { return label_classes_; }
+  // Columns a data file may hold that are neither features nor the label (`ignore`: those a
+  // pipeline drops); any other unknown column is an error.
+  [[nodiscard]] const std::vector<std::string>& ignored_columns() const { return ignored_; }
   [[nodiscard]] const std::vector<Feature>& features() const { return features_; }
   [[nodiscard]] const Feature& feature(int i) const { return features_.at(static_cast<std::size_t>(i)); }
   [[nodiscard]] int size() const { return static_cast<int>(features_.size()); }
@@ -127,6 +123,7 @@ class Schema {
   std::string source_;
   std::string label_;
   std::vector<std::string> label_classes_;
+  std::vector<std::string> ignored_;
   std::vector<Feature> features_;
   std::vector<std::string> protected_;
   std::map<std::string, std::vector<std::pair<int, std::pair<double, double>>>, std::less<>> boxes_;
@@ -143,6 +140,10 @@ class Schema {
 // load_schema, then the named box (if `box` is not empty), then a check that the schema describes
 // the model's inputs (InputError naming the schema otherwise).
 [[nodiscard]] Schema load_schema_for(const Model& model, const std::string& path, const std::string& box);
+// InputError naming the schema unless it describes the model's inputs: the same width, and for a
+// model that carries its preprocessing (Model::columns) the same columns in the same order with
+// the same categories, encodings, normalisations and imputed values.
+void check_schema_fits_model(const Schema& schema, const Model& model);
 // Same, from text; `source` names it in messages.
 [[nodiscard]] Schema parse_schema(std::string_view toml_text, const std::string& source = "<schema>");
 

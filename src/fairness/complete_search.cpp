@@ -68,10 +68,12 @@ struct Evaluation {
 double norm_error(const Feature& feat, double rlo, double rhi) {
   if (feat.one_hot || feat.norm.form == Normalisation::Form::None) return 0.0;
   const double a = feat.norm.to_model(rlo), b = feat.norm.to_model(rhi);
-  const double scale = std::abs(feat.norm.a) + std::abs(feat.norm.b) +
-                       (feat.norm.form == Normalisation::Form::MeanStd && feat.norm.b != 0.0
-                            ? (std::abs(rlo) + std::abs(rhi) + std::abs(feat.norm.a)) / std::abs(feat.norm.b)
-                            : std::abs(rlo) + std::abs(rhi));
+  const double centred = std::abs(rlo) + std::abs(rhi) + std::abs(feat.norm.a);
+  const double scale =
+      std::abs(feat.norm.a) + std::abs(feat.norm.b) +
+      (feat.norm.form == Normalisation::Form::MeanStd && feat.norm.b != 0.0 ? centred / std::abs(feat.norm.b)
+       : feat.norm.form == Normalisation::Form::CenterScale                 ? centred * std::abs(feat.norm.b)
+                                                                            : std::abs(rlo) + std::abs(rhi));
   return 16.0 * kUnit * (std::abs(a) + std::abs(b) + scale) + 0x1p-1000;
 }
 
@@ -114,6 +116,8 @@ class ExactNetwork {
         x = v * Rational::from_double(feat.norm.a) + Rational::from_double(feat.norm.b);
       } else if (feat.norm.form == Normalisation::Form::MeanStd) {
         x = (v - Rational::from_double(feat.norm.a)) / Rational::from_double(feat.norm.b);
+      } else if (feat.norm.form == Normalisation::Form::CenterScale) {
+        x = (v - Rational::from_double(feat.norm.a)) * Rational::from_double(feat.norm.b);
       }
       a[static_cast<std::size_t>(feat.model_offset)] = x;
     }
@@ -505,6 +509,10 @@ class Verifier {
       } else if (feat.norm.form == Normalisation::Form::MeanStd) {
         slope = c / feat.norm.b;
         offset = -(c * feat.norm.a) / feat.norm.b;
+        e = 4.0 * kUnit * (std::abs(slope) * vmax + std::abs(offset));
+      } else if (feat.norm.form == Normalisation::Form::CenterScale) {
+        slope = c * feat.norm.b;
+        offset = -(c * feat.norm.a) * feat.norm.b;
         e = 4.0 * kUnit * (std::abs(slope) * vmax + std::abs(offset));
       }
       terms.push_back(feat.integral() ? LinearTerm::integers(slope, offset, lo, hi, e + kTiny)

@@ -112,10 +112,7 @@ class RawGradient {
     for (int f = 0; f < schema_.size(); ++f) {
       const Feature& feat = schema_.feature(f);
       if (feat.one_hot) continue;
-      const double d = feat.norm.form == Normalisation::Form::ScaleOffset ? feat.norm.a
-                       : feat.norm.form == Normalisation::Form::MeanStd   ? 1.0 / feat.norm.b
-                                                                          : 1.0;
-      (*grad)(f) = g(feat.model_offset) * d;
+      (*grad)(f) = g(feat.model_offset) * feat.norm.slope();
     }
     return z;
   }

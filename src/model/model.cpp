@@ -418,7 +418,11 @@ Model ModelBuilder::finish(int output, DecisionRule rule, std::vector<std::strin
   }
   model_.output_names = std::move(output_names);
   model_.rule = std::move(rule);
-  if (model_.rule.node < 0) model_.rule = default_rule(model_);
+  if (model_.rule.node < 0) {
+    std::vector<std::string> labels = std::move(model_.rule.class_labels);
+    model_.rule = default_rule(model_);
+    model_.rule.class_labels = std::move(labels);
+  }
   check_id(model_.rule.node, "decision rule");
   if (model_.rule.kind == DecisionRule::Kind::Threshold &&
       (model_.rule.index < 0 || model_.rule.index >= width(model_.rule.node))) {
@@ -428,9 +432,28 @@ Model ModelBuilder::finish(int output, DecisionRule rule, std::vector<std::strin
   return std::move(model_);
 }
 
+namespace {
+
+// [1 - sigmoid(z), sigmoid(z)] (a binary network's two probabilities, as skl2onnx writes them): its
+// argmax is class 1 iff sigmoid(z) > 0.5, decided on the logit z.
+int binary_logit(const Model& m, const Node& out) {
+  if (out.op != OpKind::Concat || out.inputs.size() != 2 || out.width != 2) return -1;
+  const Node& q = m.nodes[static_cast<std::size_t>(out.inputs[0])];
+  const Node& p = m.nodes[static_cast<std::size_t>(out.inputs[1])];
+  if (p.op != OpKind::Sigmoid || p.width != 1 || q.op != OpKind::Sub || q.width != 1 || q.inputs.size() != 2 ||
+      q.inputs[1] != out.inputs[1])
+    return -1;
+  const Node& one = m.nodes[static_cast<std::size_t>(q.inputs[0])];
+  if (one.op != OpKind::Constant || one.values.size() != 1 || one.values[0] != 1.0) return -1;
+  return p.inputs[0];
+}
+
+}  // namespace
+
 DecisionRule default_rule(const Model& m) {
   int node = m.output;
   const Node& out = m.nodes[static_cast<std::size_t>(node)];
+  if (const int logit = binary_logit(m, out); logit >= 0) return DecisionRule::threshold_on(logit, 0.0);
   if ((out.op == OpKind::Sigmoid || out.op == OpKind::Softmax) && !out.inputs.empty()) node = out.inputs[0];
   const Node& decided = m.nodes[static_cast<std::size_t>(node)];
   if (decided.op == OpKind::ArgMax) return DecisionRule::direct(node);

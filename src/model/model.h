@@ -22,6 +22,8 @@
 #include <utility>
 #include <vector>
 
+#include "model/raw_column.h"
+
 namespace witness {
 
 enum class OpKind : std::uint8_t {
@@ -139,6 +141,10 @@ class Model {
   // [min, max] per input coordinate where the file declares them (.nnet), else empty. Only shown
   // (`witness info`): witness evaluates inputs outside them as they are, never clipped.
   std::vector<std::pair<double, double>> input_bounds;
+  // The raw columns the inputs come from, when the model carries its preprocessing (a scikit-learn
+  // Pipeline, a skl2onnx graph): their inputs in order are the model's (model/columns.h). Empty:
+  // the inputs are the values a schema describes.
+  std::vector<RawColumn> columns;
 
   [[nodiscard]] int input_width() const { return nodes[input].width; }
   [[nodiscard]] int output_width() const { return nodes[output].width; }

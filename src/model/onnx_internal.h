@@ -95,7 +95,6 @@ class Loader {
   explicit Loader(std::string path) : path_(std::move(path)) {}
   Model load(const onnx::ModelProto& mp);
 
- private:
   struct Ctx {
     const onnx::NodeProto& node;
     std::string where;
@@ -108,7 +107,7 @@ class Loader {
     throw UnsupportedError(path_, where, what);
   }
 
-  // --- tensors and attributes ---
+  // --- tensors and attributes (also used by ColumnLifter) ---
   Tensor parse_tensor(const onnx::TensorProto& t, const std::string& where) const;
   const onnx::AttributeProto* attr(const Ctx& c, const char* name) const;
   std::int64_t attr_int(const Ctx& c, const char* name, std::int64_t dflt) const;
@@ -121,7 +120,10 @@ class Loader {
   std::vector<double> attr_floats_or_tensor(const Ctx& c, const char* name) const;
   std::int64_t to_int(double v, const std::string& where, const char* what) const;
   std::vector<std::int64_t> ints_of(const Tensor& t, const std::string& where, const char* what) const;
+  // A STRING tensor's elements (InputError for another type).
+  std::vector<std::string> parse_strings(const onnx::TensorProto& t, const std::string& where) const;
 
+ private:
   // --- values ---
   bool has_input(const Ctx& c, int slot) const;
   Value& get(const Ctx& c, int slot);
@@ -157,6 +159,8 @@ class Loader {
   void op_linear_classifier(const Ctx& c);
   void op_linear_regressor(const Ctx& c);
   void op_scaler(const Ctx& c);
+  void op_normalizer(const Ctx& c);
+  void op_zipmap(const Ctx& c);
 
   // Elementwise broadcasting over several operands.
   struct Broadcast {
@@ -184,5 +188,19 @@ class Loader {
   std::unordered_set<std::string> graph_outputs_;
   std::int64_t opset_ = 13;
 };
+
+// A graph in the shape skl2onnx gives a scikit-learn Pipeline: one input per raw column (string,
+// integer or float tensors) and the ai.onnx.ml preprocessing ops (Imputer, LabelEncoder,
+// CategoryMapper, OneHotEncoder, Scaler, ArrayFeatureExtractor, FeatureVectorizer) before the
+// classifier. ColumnLifter reads the preprocessing as the columns' encodings (model/columns.h)
+// and hands the rest of the graph, from the preprocessed features on, to the Loader.
+struct LiftedColumns {
+  onnx::ModelProto classifier;  // inputs: the preprocessed features (float)
+  std::vector<RawColumn> columns;
+  std::vector<std::vector<int>> sources;  // per element of the classifier's inputs, in order
+};
+// Whether the graph reads raw columns: a string input, or a preprocessing op of the list above.
+bool reads_raw_columns(const onnx::ModelProto& mp);
+LiftedColumns lift_columns(const onnx::ModelProto& mp, const std::string& path);
 
 }  // namespace witness::onnx_detail

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
+#include "model/columns.h"
 #include "model/loaders.h"
 #include "model/onnx_internal.h"
 
@@ -19,6 +20,7 @@ constexpr const char* kMetaRule = "witness.rule";
 constexpr const char* kMetaLabels = "witness.class_labels";
 constexpr const char* kMetaInputs = "witness.input_names";
 constexpr const char* kMetaOutputs = "witness.output_names";
+constexpr const char* kMetaColumns = "witness.columns";
 
 std::vector<std::string> json_strings(const nlohmann::json& j, const std::string& path, const char* key) {
   if (!j.is_array()) throw InputError(path, fmt::format("metadata '{}'", key), "expected a JSON array of strings");
@@ -43,7 +45,8 @@ void Loader::convert(const Ctx& c, const std::string& domain) {
     if (op == "LinearClassifier") return op_linear_classifier(c);
     if (op == "LinearRegressor") return op_linear_regressor(c);
     if (op == "Scaler") return op_scaler(c);
-    if (op == "ZipMap") return op_alias(c);  // the scores, keyed by label: same values
+    if (op == "ZipMap") return op_zipmap(c);  // the scores, keyed by label: same values
+    if (op == "Normalizer") return op_normalizer(c);
   } else if (domain.empty() || domain == "ai.onnx") {
     if (op == "Gemm") return op_gemm(c);
     if (op == "MatMul") return op_matmul(c);
@@ -95,7 +98,9 @@ Model Loader::load(const onnx::ModelProto& mp) {
 
   std::map<std::string, nlohmann::json> meta;
   for (const auto& p : mp.metadata_props()) {
-    if (p.key() != kMetaRule && p.key() != kMetaLabels && p.key() != kMetaInputs && p.key() != kMetaOutputs) continue;
+    if (p.key() != kMetaRule && p.key() != kMetaLabels && p.key() != kMetaInputs && p.key() != kMetaOutputs &&
+        p.key() != kMetaColumns)
+      continue;
     nlohmann::json j = nlohmann::json::parse(p.value(), nullptr, false);
     if (j.is_discarded()) fail(fmt::format("metadata '{}'", p.key()), "not valid JSON");
     meta[p.key()] = std::move(j);
@@ -236,10 +241,8 @@ Model Loader::load(const onnx::ModelProto& mp) {
   } else {
     out = dyn(v, where).node;
   }
-  if (v.rule_node >= 0) {
-    rule = DecisionRule::argmax_of(v.rule_node);
-    rule.class_labels = v.class_labels;
-  }
+  if (v.rule_node >= 0) rule = DecisionRule::argmax_of(v.rule_node);
+  rule.class_labels = v.class_labels;
   if (!rule_value.empty()) {
     const std::string mw = fmt::format("metadata '{}'", kMetaRule);
     const nlohmann::json& j = meta[kMetaRule];
@@ -279,7 +282,12 @@ Model Loader::load(const onnx::ModelProto& mp) {
     }
     out_names = std::move(m);
   }
-  return b_->finish(out, std::move(rule), std::move(out_names));
+  Model m = b_->finish(out, std::move(rule), std::move(out_names));
+  if (const auto it = meta.find(kMetaColumns); it != meta.end()) {
+    m.columns = raw_columns_from_json(it->second, path_);
+    check_raw_columns(m);
+  }
+  return m;
 }
 
 }  // namespace onnx_detail
@@ -287,6 +295,12 @@ Model Loader::load(const onnx::ModelProto& mp) {
 Model parse_onnx(const std::string& bytes, const std::string& path) {
   onnx::ModelProto mp;
   if (!mp.ParseFromString(bytes)) throw InputError(path, "", "not a valid ONNX protobuf");
+  if (onnx_detail::reads_raw_columns(mp)) {
+    // A pipeline over raw columns: its preprocessing becomes the model's column encodings.
+    onnx_detail::LiftedColumns lifted = onnx_detail::lift_columns(mp, path);
+    const Model inner = onnx_detail::Loader(path).load(lifted.classifier);
+    return with_raw_columns(inner, std::move(lifted.columns), lifted.sources);
+  }
   return onnx_detail::Loader(path).load(mp);
 }
 

@@ -366,4 +366,30 @@ void Loader::op_scaler(const Ctx& c) {
   set(c, 0, dynamic(y, x.batched, x.dims, c.where));
 }
 
+void Loader::op_normalizer(const Ctx& c) {
+  const Value x = features(c, 0);
+  const std::string norm = attr_string(c, "norm", "MAX");
+  if (norm != "L1") unsupported(c.where, fmt::format("Normalizer with norm {}: only L1 has an exact encoding", norm));
+  // x / sum |x| (x where the sum is 0, as onnxruntime leaves such rows), with |x| = relu(x) + relu(-x).
+  const int w = b_->width(x.node);
+  const int neg = b_->dense(x.node, -Eigen::MatrixXd::Identity(w, w), Eigen::VectorXd::Zero(w), c.where);
+  const int abs = b_->binary(OpKind::Add, b_->relu(x.node, c.where), b_->relu(neg, c.where), c.where);
+  const int sum = b_->dense(abs, Eigen::MatrixXd::Ones(1, w), Eigen::VectorXd::Zero(1), c.where);
+  const int zero = b_->binary(OpKind::Equal, sum, b_->constant(Eigen::VectorXd::Zero(1), c.where), c.where);
+  const int y = b_->where(zero, x.node, b_->binary(OpKind::Div, x.node, sum, c.where), c.where);
+  Value out = x;  // the classifier's decision (rule_node, class labels) stays with its outputs
+  out.node = y;
+  set(c, 0, std::move(out));
+}
+
+void Loader::op_zipmap(const Ctx& c) {
+  Value v = get(c, 0);
+  // The class names the map is keyed by, for a network whose decision is an argmax of its outputs.
+  if (v.class_labels.empty()) {
+    v.class_labels = attr_strings(c, "classlabels_strings");
+    for (const std::int64_t k : attr_ints(c, "classlabels_int64s")) v.class_labels.push_back(std::to_string(k));
+  }
+  set(c, 0, std::move(v));
+}
+
 }  // namespace witness::onnx_detail

@@ -173,6 +173,15 @@ Tensor Loader::parse_tensor(const onnx::TensorProto& t, const std::string& where
   return out;
 }
 
+std::vector<std::string> Loader::parse_strings(const onnx::TensorProto& t, const std::string& where) const {
+  if (t.data_type() != Proto::STRING) fail(where, "expected a string tensor");
+  Dims dims(t.dims().begin(), t.dims().end());
+  const std::int64_t n = count_of(dims, kMaxElements);
+  if (n < 0 || n != t.string_data_size())
+    fail(where, fmt::format("a string tensor of dims {} has {} values", dims_str(dims), t.string_data_size()));
+  return {t.string_data().begin(), t.string_data().end()};
+}
+
 const onnx::AttributeProto* Loader::attr(const Ctx& c, const char* name) const {
   for (const auto& a : c.node.attribute()) {
     if (a.name() == name) return &a;

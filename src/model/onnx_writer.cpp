@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "model/columns.h"
 #include "model/loaders.h"
 
 namespace witness {
@@ -371,6 +372,7 @@ onnx::ModelProto Writer::write() {
   if (!m_.rule.class_labels.empty()) meta("witness.class_labels", m_.rule.class_labels);
   meta("witness.input_names", m_.input_names);
   meta("witness.output_names", m_.output_names);
+  if (!m_.columns.empty()) meta("witness.columns", raw_columns_json(m_.columns));
   return mp;
 }
 
@@ -380,10 +382,7 @@ void save_onnx(const Model& model, const std::string& path) {
   const onnx::ModelProto mp = Writer(model, path).write();
   std::string bytes;
   if (!mp.SerializeToString(&bytes)) throw InternalError(path + ": cannot serialise the ONNX model");
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw InputError(path, "", "cannot write file");
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!out) throw InputError(path, "", "cannot write file");
+  write_file(path, bytes);
 }
 
 }  // namespace witness

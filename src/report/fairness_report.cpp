@@ -309,15 +309,6 @@ std::string witness_csv(const FairnessRun& run) {
   return table.text();
 }
 
-void write_witness_csv(const std::string& path, const FairnessRun& run) {
-  const Model& model = run.problem.model();
-  const Schema& schema = run.problem.schema();
-  PairCsv out(path, schema, run.problem.protected_features());
-  for (const WitnessPair& w : run.result.witnesses)
-    out.write(w.raw, w.raw_prime, label_name(model, schema, w.label), label_name(model, schema, w.label_prime));
-  out.close();
-}
-
 std::string regions_csv(const FairnessRun& run) {
   const Schema& schema = run.problem.schema();
   const std::vector<int>& prot = run.problem.protected_features();
@@ -337,14 +328,6 @@ std::string regions_csv(const FairnessRun& run) {
     out += "\n";
   }
   return out;
-}
-
-void write_regions_csv(const std::string& path, const FairnessRun& run) {
-  std::ofstream out(path);
-  if (!out) throw InputError(path, "", "cannot open for writing");
-  out << regions_csv(run);
-  out.close();
-  if (!out) throw InputError(path, "", "writing failed");
 }
 
 }  // namespace witness

@@ -9,7 +9,7 @@
 //   const witness::FairnessRun run{.problem = problem, .result = r, .quantify = false, .counters = {}};
 //   std::string text = witness::fairness_text(run);                 // "witness: AC1 treats these ..."
 //   nlohmann::json doc = witness::fairness_json(run);               // what --json prints
-//   witness::write_witness_csv("pairs.csv", run);
+//   std::string csv = witness::witness_csv(run);                     // the pairs, one CSV row each
 #pragma once
 
 #include <map>
@@ -33,9 +33,7 @@ struct FairnessRun {
 [[nodiscard]] nlohmann::json witness_pairs_json(const FairnessRun& run, std::size_t limit);
 // The witness pairs as CSV text (PairCsv's columns).
 [[nodiscard]] std::string witness_csv(const FairnessRun& run);
-void write_witness_csv(const std::string& path, const FairnessRun& run);  // InputError if it cannot
 // --quantify: the falsified and undecided regions, one CSV row each (rule, shares, ranges).
 [[nodiscard]] std::string regions_csv(const FairnessRun& run);
-void write_regions_csv(const std::string& path, const FairnessRun& run);
 
 }  // namespace witness

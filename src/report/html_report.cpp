@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/file.h"
 #include "report/rows.h"
 
 namespace witness {
@@ -115,12 +116,7 @@ std::string html_report(const nlohmann::json& run, const std::string& where) {
 }
 
 void write_html_report(const std::string& path, const nlohmann::json& run, const std::string& where) {
-  const std::string html = html_report(run, where.empty() ? path : where);
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw InputError(path, "", "cannot open for writing");
-  out << html;
-  out.close();
-  if (!out) throw InputError(path, "", "writing failed");
+  write_file(path, html_report(run, where.empty() ? path : where));
 }
 
 }  // namespace witness

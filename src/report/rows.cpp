@@ -15,16 +15,40 @@ std::string label_name(const Model& model, int label) {
   return std::to_string(label);
 }
 
+namespace {
+
+// Class names that only repeat the indices ("0", "1"): a schema's names say more.
+bool index_names(const std::vector<std::string>& names) {
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i] != std::to_string(i)) return false;
+  }
+  return true;
+}
+
+const std::vector<std::string>& class_names(const Model& model, const Schema& schema) {
+  const auto& own = model.rule.class_labels;
+  if (!own.empty() && !(index_names(own) && !schema.label_classes().empty())) return own;
+  return schema.label_classes();
+}
+
+}  // namespace
+
 std::string label_name(const Model& model, const Schema& schema, int label) {
-  if (!model.rule.class_labels.empty()) return label_name(model, label);
-  return label_name(schema, label);
+  const auto& names = class_names(model, schema);
+  if (label >= 0 && static_cast<std::size_t>(label) < names.size()) return names[static_cast<std::size_t>(label)];
+  return std::to_string(label);
 }
 
 std::string label_name(const Schema& schema, int label) {
   const auto& names = schema.label_classes();
   if (label >= 0 && static_cast<std::size_t>(label) < names.size()) return names[static_cast<std::size_t>(label)];
-  if (!schema.label().empty()) return schema.label() + "=" + std::to_string(label);
   return std::to_string(label);
+}
+
+nlohmann::json label_json(const Model& model, const Schema& schema, int label) {
+  const auto& names = class_names(model, schema);
+  if (label >= 0 && static_cast<std::size_t>(label) < names.size()) return names[static_cast<std::size_t>(label)];
+  return label;
 }
 
 nlohmann::json named_row(const Schema& s, const Eigen::VectorXd& raw) {

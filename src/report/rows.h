@@ -4,7 +4,7 @@
 //   const witness::Schema schema = witness::load_schema("benchmarks/fairify/adult.toml");
 //   const Eigen::VectorXd raw = Eigen::VectorXd::Zero(schema.size());
 //   nlohmann::json row = witness::named_row(schema, raw);          // {"age": 0, "sex": "Female", ...}
-//   std::string label = witness::label_name(model, schema, 1);    // "income>50K" or "1"
+//   std::string label = witness::label_name(model, schema, 1);    // ">50K" (a class name) or "1"
 //   witness::PairCsv csv("pairs.csv", schema, {schema.feature_index("sex")});
 //   csv.write(raw, raw, label, label);
 //   csv.close();                                                  // InputError if writing failed
@@ -26,12 +26,13 @@ namespace witness {
 // How many pairs a run keeps for its report.
 inline constexpr std::size_t kReportPairs = 1000;
 
-// Display name of a label: the model's class label if it has them, else the index.
+// Labels are written one way everywhere: the class name, from the model (a classifier's classes) or
+// else the schema (label_classes; also when the model's names are only "0", "1", ...), or else the
+// index. label_json gives the name as a JSON string, or the index as a number when there is none.
 std::string label_name(const Model& model, int label);
-// The same, falling back to the schema's label classes, then "<label column>=<index>".
 std::string label_name(const Model& model, const Schema& schema, int label);
-// The schema's label class name, or "<label column>=<index>", or the index.
 std::string label_name(const Schema& schema, int label);
+nlohmann::json label_json(const Model& model, const Schema& schema, int label);
 
 // A raw row as a JSON object: feature name -> category label, or integer, or real.
 nlohmann::json named_row(const Schema& s, const Eigen::VectorXd& raw);

@@ -23,7 +23,7 @@
 #include <thread>
 #include <vector>
 
-#include "report/runs.h"
+#include "run/jobs.h"
 
 namespace witness {
 

@@ -11,11 +11,12 @@
 #include "fairness/bias.h"
 #include "fairness/blackbox.h"
 #include "fairness/engine.h"
+#include "model/columns.h"
 #include "model/loaders.h"
 #include "program/program.h"
 #include "query/query.h"
 #include "report/query_report.h"
-#include "report/runs.h"
+#include "run/jobs.h"
 
 namespace witness {
 namespace {
@@ -36,13 +37,6 @@ std::string string_field(const nlohmann::json& request, const std::string& key, 
 // A path inside the root, as the engines take it (ForbiddenPath otherwise).
 std::string root_path(const RootFolder& root, const nlohmann::json& request, const std::string& key) {
   return root.resolve(string_field(request, key, true)).string();
-}
-
-// The model, named in answers by its path under the root (as the CLI run from the root would).
-Model load_root_model(const RootFolder& root, const std::string& path) {
-  Model m = load_model(path);
-  m.source = root.relative(path);
-  return m;
 }
 
 std::vector<std::string> protected_field(const nlohmann::json& request) {
@@ -73,86 +67,76 @@ std::map<std::string, std::string> options_field(const nlohmann::json& request) 
   return out;
 }
 
-// Moves the run options (seed, threads, time-limit) into the environment and returns the rest.
-// The time limit is capped by the server's; none given means the server's.
-std::map<std::string, std::string> take_env_options(std::map<std::string, std::string> options, Env& env,
-                                                    const JobLimits& limits) {
-  for (const char* name : {"seed", "threads", "time-limit"}) {
-    const auto it = options.find(name);
-    if (it == options.end()) continue;
-    env.options.set(name, it->second);
-    options.erase(it);
-  }
+// The server's cap on a job's time limit: none given, or more than the server allows, means the server's.
+void cap_time_limit(Env& env, const JobLimits& limits) {
   const double limit = env.options.get_real("time-limit");
   if (limit <= 0 || limit > limits.max_seconds) env.options.set("time-limit", fmt::format("{}", limits.max_seconds));
-  return options;
 }
 
 // The command line that does the same job, for the report.
 std::string equivalent_command(const std::string& kind, const nlohmann::json& request,
                                const std::map<std::string, std::string>& options) {
-  std::string line = fmt::format("witness {} {} --schema {}", kind, string_field(request, "model", false),
-                                 string_field(request, "schema", false));
+  std::string line = fmt::format("witness {} {}", kind, string_field(request, "model", false));
+  if (const std::string schema = string_field(request, "schema", false); !schema.empty()) line += " --schema " + schema;
   const std::vector<std::string> prot = protected_field(request);
   if (!prot.empty()) line += fmt::format(" --protected {}", fmt::join(prot, ","));
+  for (const char* rows : {"data", "seeds"}) {
+    if (const std::string path = string_field(request, rows, false); !path.empty())
+      line += fmt::format(" --{} {}", rows, path);
+  }
   if (request.contains("engine") && request["engine"].is_string())
     line += " --engine " + request["engine"].get<std::string>();
   for (const auto& [k, v] : options) line += v == "true" ? " --" + k : fmt::format(" --{} {}", k, v);
   return line;
 }
 
-// What fair, test and bias requests share: the model, the schema, the protected attributes and the
-// options, read and checked before the job starts.
+// What fair, test and bias requests share: the model, the schema, the protected attributes, the data
+// and seed rows (paths under the root) and the options, read and checked before the job starts.
 struct ModelJob {
-  std::string kind;
-  std::string model_path, schema_path, box;    // resolved inside the root
-  std::vector<std::string> requested;          // protected, as asked (empty: the schema's)
-  std::map<std::string, std::string> options;  // as given (for the command line)
-  std::map<std::string, std::string> rest;     // the command's own options (not seed, threads, time-limit)
-  std::shared_ptr<Env> env;
+  SubjectSource source;
+  std::shared_ptr<Env> env = std::make_shared<Env>();
   std::string command;  // the CLI line that does the same
 
-  ModelJob(const std::string& job_kind, const nlohmann::json& request, const RootFolder& root, const JobLimits& limits)
-      : kind(job_kind),
-        model_path(root_path(root, request, "model")),
-        schema_path(root_path(root, request, "schema")),
-        box(string_field(request, "box", false)),
-        requested(protected_field(request)),
-        options(options_field(request)),
-        env(std::make_shared<Env>()),
-        command(equivalent_command(kind, request, options)) {
-    rest = take_env_options(options, *env, limits);
+  template <typename J>
+  ModelJob(const std::string& kind, const nlohmann::json& request, const RootFolder& root, const JobLimits& limits,
+           const std::vector<SettingOption<J>>& table, J& job) {
+    source.model_path = root_path(root, request, "model");
+    source.model_name = root.relative(source.model_path);
+    if (!string_field(request, "schema", false).empty()) source.schema_path = root_path(root, request, "schema");
+    source.box = string_field(request, "box", false);
+    source.protected_names = protected_field(request);
+    if (!string_field(request, "data", false).empty()) {
+      source.data.path = root_path(root, request, "data");
+      source.data.name = root.relative(source.data.path);
+    }
+    if (!string_field(request, "seeds", false).empty()) {
+      source.seeds.path = root_path(root, request, "seeds");
+      source.seeds.name = root.relative(source.seeds.path);
+    }
+    std::map<std::string, std::string> options = options_field(request);
+    if (request.contains("engine") && request["engine"].is_string())
+      options["engine"] = request["engine"].get<std::string>();
+    set_job_options(table, job, *env, options);
+    cap_time_limit(*env, limits);
+    options.erase("engine");
+    command = equivalent_command(kind, request, options);
+  }
+
+  // The model, schema and rows, loaded on the job's thread (a malformed file fails the job).
+  [[nodiscard]] JobSubject load(Job& job) const {
+    env->set_cancel(&job.cancel_flag());
+    env->start();
+    return load_subject(source);
   }
 };
 
-// The model and the schema a job runs on, loaded on the job's thread (a malformed file fails the job).
-struct LoadedModel {
-  Model model;
-  Schema schema;
-  std::vector<std::string> names;  // the protected attributes
-};
-
-LoadedModel load_for_job(const ModelJob& j, const RootFolder& root, Job& job) {
-  j.env->set_cancel(&job.cancel_flag());
-  j.env->start();
-  LoadedModel out{.model = load_root_model(root, j.model_path), .schema = Schema(), .names = j.requested};
-  out.schema = load_schema_for(out.model, j.schema_path, j.box);
-  if (out.names.empty()) out.names = out.schema.protected_names();
-  if (out.names.empty())
-    throw InputError(j.schema_path, "", "no protected attribute: give protected or set `protected`");
-  return out;
-}
-
 std::function<JobOutput(Job&)> fair_job(const nlohmann::json& request, const RootFolder& root,
                                         const JobLimits& limits) {
-  const std::string engine = string_field(request, "engine", false, "auto");
-  (void)fairness_engine(engine);  // an unknown engine is a bad request
-  const auto j = std::make_shared<const ModelJob>("fair", request, root, limits);
-  auto settings = std::make_shared<EngineSettings>();
-  for (const auto& [k, v] : j->rest) set_setting(engine_options(), *settings, k, v);
-  return [j, settings, engine, &root](Job& job) {
-    settings->cancel = &job.cancel_flag();
-    settings->progress = [&job](const CompleteProgress& p) {
+  auto fair = std::make_shared<FairJob>();
+  const auto j = std::make_shared<const ModelJob>("fair", request, root, limits, fair_options(), *fair);
+  return [j, fair](Job& job) {
+    fair->settings.cancel = &job.cancel_flag();
+    fair->settings.progress = [&job](const CompleteProgress& p) {
       job.report_progress({{"certified", p.certified},
                            {"falsified", p.falsified},
                            {"undecided", std::max(0.0, 1.0 - p.certified - p.falsified)},
@@ -160,21 +144,19 @@ std::function<JobOutput(Job&)> fair_job(const nlohmann::json& request, const Roo
                            {"seconds", p.seconds}},
                           {p.seconds, p.certified, p.falsified});
     };
-    const LoadedModel m = load_for_job(*j, root, job);
-    return run_fair(FairnessProblem(m.model, m.schema, m.names), engine, *settings, *j->env, j->command);
+    return run_fair(j->load(job), *fair, *j->env, j->command);
   };
 }
 
 std::function<JobOutput(Job&)> test_job(const nlohmann::json& request, const RootFolder& root,
                                         const JobLimits& limits) {
-  const auto j = std::make_shared<const ModelJob>("test", request, root, limits);
   auto o = std::make_shared<TestOptions>();
-  if (!j->rest.contains("budget") && j->options.contains("time-limit")) o->budget = 0;  // until the limit
-  for (const auto& [k, v] : j->rest) set_setting(test_options(), *o, k, v);
-  return [j, o, &root](Job& job) {
-    const LoadedModel m = load_for_job(*j, root, job);
+  const auto j = std::make_shared<const ModelJob>("test", request, root, limits, test_options(), *o);
+  const nlohmann::json given = request.value("options", nlohmann::json::object());
+  if (!given.contains("budget") && given.contains("time-limit")) o->budget = 0;  // until the limit
+  return [j, o](Job& job) {
+    const JobSubject subject = j->load(job);
     TestOptions options_run = *o;
-    options_run.protected_features = m.schema.protected_indices(m.names);
     options_run.on_progress = [&job](const TestProgress& p) {
       job.report_progress({{"generated", p.generated},
                            {"discriminatory", p.discriminatory},
@@ -182,35 +164,16 @@ std::function<JobOutput(Job&)> test_job(const nlohmann::json& request, const Roo
                            {"seconds", p.seconds}},
                           {p.seconds, static_cast<double>(p.generated), static_cast<double>(p.discriminatory)});
     };
-    ModelOracle oracle(m.model, m.schema, j->env->threads());
-    return run_testing(oracle, m.schema, m.names, options_run, *j->env, j->command, kMaxCsvPairs);
+    ModelOracle oracle(*subject.model, subject.schema, j->env->threads());
+    return run_testing(subject, oracle, options_run, *j->env, j->command, kMaxCsvPairs);
   };
 }
 
 std::function<JobOutput(Job&)> bias_job(const nlohmann::json& request, const RootFolder& root,
                                         const JobLimits& limits) {
-  const auto j = std::make_shared<const ModelJob>("bias", request, root, limits);
-  std::map<std::string, std::string> rest = j->rest;
-  long long samples = 100000;
-  if (const auto it = rest.find("samples"); it != rest.end()) {
-    try {
-      samples = std::stoll(it->second);
-    } catch (const std::exception&) {
-      samples = 0;
-    }
-    if (samples <= 0 || samples > 100000000)
-      throw InputError(fmt::format("options.samples: expected a count from 1 to 1e8, got '{}'", it->second));
-    rest.erase(it);
-  }
-  if (!rest.empty()) throw InputError(fmt::format("options: unknown option '{}' for bias", rest.begin()->first));
-  return [j, samples, &root](Job& job) {
-    const LoadedModel m = load_for_job(*j, root, job);
-    BiasOptions o;
-    o.samples = samples;
-    o.seed = j->env->seed();
-    o.threads = j->env->threads();
-    return run_bias(m.model, m.schema, m.names, o, *j->env, j->command);
-  };
+  auto bias = std::make_shared<BiasJob>();
+  const auto j = std::make_shared<const ModelJob>("bias", request, root, limits, bias_options(), *bias);
+  return [j, bias](Job& job) { return run_bias(j->load(job), *bias, *j->env, j->command); };
 }
 
 std::function<JobOutput(Job&)> query_job(const nlohmann::json& request, const RootFolder& root,
@@ -225,13 +188,23 @@ std::function<JobOutput(Job&)> query_job(const nlohmann::json& request, const Ro
         throw ForbiddenPath(fmt::format("{}: '{}' lies outside the root", q.where, p));
     }
   }
-  QueryOptions options;
-  options.time_limit = limits.max_seconds;
+  QueryJob job;
+  job.options.time_limit = limits.max_seconds;
+  std::map<std::string, std::string> options = options_field(request);
   if (request.contains("time_limit") && request["time_limit"].is_number())
-    options.time_limit = std::clamp(request["time_limit"].get<double>(), 0.1, limits.max_seconds);
-  return [queries, options](Job& job) mutable {
-    options.cancel = &job.cancel_flag();
-    return run_queries(*queries, options);
+    options["time-limit"] = request["time_limit"].dump();
+  for (const char* path_option : {"model", "program", "function"}) {
+    if (options.contains(path_option))
+      throw InputError(fmt::format("options.{}: name the model or program in the query text", path_option));
+  }
+  Env unused;
+  set_job_options(query_options(), job, unused, options);
+  job.options.time_limit =
+      std::clamp(job.options.time_limit <= 0 ? limits.max_seconds : job.options.time_limit, 0.1, limits.max_seconds);
+  *queries = job_queries(std::move(*queries), job);
+  return [queries, job](Job& j) mutable {
+    job.options.cancel = &j.cancel_flag();
+    return run_queries(*queries, job.options);
   };
 }
 

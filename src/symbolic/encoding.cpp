@@ -18,6 +18,10 @@ Term normalise(const Normalisation& n, const Term& raw) {
       const Rational inv = Rational(1) / Rational::from_double(n.b);
       return raw * inv - Term(Rational::from_double(n.a) * inv);
     }
+    case Normalisation::Form::CenterScale: {
+      const Rational scale = Rational::from_double(n.b);
+      return raw * scale - Term(Rational::from_double(n.a) * scale);
+    }
   }
   return raw;
 }

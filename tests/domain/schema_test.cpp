@@ -284,7 +284,7 @@ INSTANTIATE_TEST_SUITE_P(
                   {"line 6", "feature 'a'", "'std' must be positive"}},
         BadSchema{"both_normalisations",
                   "[[features]]\nname = \"a\"\nkind = \"real\"\nmin = 0\nmax = 1\nscale = 2\nmean = 1\n",
-                  {"feature 'a'", "not both"}},
+                  {"feature 'a'", "not two"}},
         BadSchema{"label_is_feature",
                   "label = \"a\"\n[[features]]\nname = \"a\"\nkind = \"boolean\"\n",
                   {"line 1", "also a feature"}},

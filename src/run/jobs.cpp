@@ -1,0 +1,280 @@
+#include "run/jobs.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "core/choice.h"
+#include "core/error.h"
+#include "fairness/bias.h"
+#include "model/loaders.h"
+#include "program/program.h"
+#include "report/bias_report.h"
+#include "report/fairness_report.h"
+#include "report/html_report.h"
+#include "report/query_report.h"
+#include "report/rows.h"
+#include "report/testing_report.h"
+
+namespace witness {
+namespace {
+
+std::vector<std::string> split_names(const std::string& text) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (const char c : text + ",") {
+    if (c == ',') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else if (c != ' ') {
+      cur += c;
+    }
+  }
+  return out;
+}
+
+// A row of a settings table, reading and writing a member of a bigger job struct.
+template <typename J, typename S>
+SettingOption<J> nested(const SettingOption<S>& o, S J::*member) {
+  return {o.spec, [store = o.store, member](J& j, const std::string& v) { store(j.*member, v); },
+          [text = o.text, member](const J& j) { return text(j.*member); }};
+}
+
+std::string engine_help() {
+  std::string help = "the engine:";
+  for (const EngineInfo& e : fairness_engines()) help += fmt::format(" {}: {};", e.name, e.summary);
+  help.back() = '.';
+  return help;
+}
+
+std::vector<std::string> engine_names() {
+  std::vector<std::string> out;
+  for (const EngineInfo& e : fairness_engines()) out.push_back(e.name);
+  return out;
+}
+
+}  // namespace
+
+const std::vector<SettingOption<FairJob>>& fair_options() {
+  static const std::vector<SettingOption<FairJob>> options = [] {
+    std::vector<SettingOption<FairJob>> out;
+    out.push_back({{"engine", OptionSpec::Type::String, "auto", 0, 0, engine_help(), engine_names()},
+                   [](FairJob& j, const std::string& v) { j.engine = fairness_engine(v).name; },
+                   [](const FairJob& j) { return j.engine; }});
+    for (const EngineOption& o : engine_options()) out.push_back(nested(o, &FairJob::settings));
+    return out;
+  }();
+  return options;
+}
+
+const std::vector<SettingOption<BiasJob>>& bias_options() {
+  static const std::vector<SettingOption<BiasJob>> options = {
+      {{"samples",
+        OptionSpec::Type::Int,
+        "100000",
+        1,
+        1e8,
+        "inputs drawn (uniformly from the domain, or from the data rows)",
+        {}},
+       [](BiasJob& j, const std::string& v) { j.samples = static_cast<long long>(std::stod(v)); },
+       [](const BiasJob& j) { return std::to_string(j.samples); }},
+  };
+  return options;
+}
+
+const std::vector<SettingOption<QueryJob>>& query_options() {
+  static const std::vector<SettingOption<QueryJob>> options = {
+      {{"time-limit",
+        OptionSpec::Type::Real,
+        "0",
+        0,
+        1e6,
+        "seconds per query before the solver gives up (0: none)",
+        {}},
+       [](QueryJob& j, const std::string& v) { j.options.time_limit = std::stod(v); },
+       [](const QueryJob& j) { return number_text(j.options.time_limit); }},
+      {{"memory-limit",
+        OptionSpec::Type::Real,
+        "4096",
+        0,
+        1e7,
+        "megabytes the solver may use per query before it gives up (0: no limit)",
+        {}},
+       [](QueryJob& j, const std::string& v) { j.options.memory_limit_mb = std::stod(v); },
+       [](const QueryJob& j) { return number_text(j.options.memory_limit_mb); }},
+      {{"semantics",
+        OptionSpec::Type::String,
+        "",
+        0,
+        0,
+        "override every query's semantics",
+        {"real", "float64", "float32"}},
+       [](QueryJob& j, const std::string& v) {
+         if (v != "real" && v != "float64" && v != "float32")
+           throw InputError(fmt::format("--semantics: '{}' (real, float64, float32)", v));
+         j.semantics = v;
+       },
+       [](const QueryJob& j) { return j.semantics; }},
+      {{"only", OptionSpec::Type::String, "", 0, 0, "answer only these queries (comma-separated names)", {}},
+       [](QueryJob& j, const std::string& v) { j.only = v; },
+       [](const QueryJob& j) { return j.only; }},
+  };
+  return options;
+}
+
+RunOutput run_fair(const JobSubject& subject, const FairJob& job, Env& env, const std::string& command) {
+  if (!subject.model) throw InputError("fair: no model");
+  const FairnessProblem problem(*subject.model, subject.schema, subject.protected_names);
+  EngineSettings settings = job.settings;
+  if (subject.seeds) settings.seeds = &subject.seeds->raw;
+  env.log(1, "fair: {} ({} inputs), engine {}, protected {}", subject.model->name, subject.model->input_width(),
+          job.engine, fmt::format("{}", fmt::join(subject.protected_names, ",")));
+  FairnessResult r = run_fairness_engine(job.engine, problem, settings, env);
+  if (subject.data)
+    r.data =
+        measure_rows(*subject.model, subject.schema, subject.protected_features, subject.data->raw, subject.data_name);
+  const FairnessRun run{.problem = problem, .result = r, .quantify = settings.quantify, .counters = env.stats.all()};
+  RunOutput out{.result = fairness_json(run),
+                .text = fairness_text(run),
+                .report = nullptr,
+                .pairs_csv = witness_csv(run),
+                .regions_csv = settings.quantify ? regions_csv(run) : ""};
+  out.report = report_envelope("fair", command, out.text, out.result, schema_json(subject.schema),
+                               witness_pairs_json(run, kReportPairs));
+  return out;
+}
+
+RunOutput run_testing(const JobSubject& subject, LabelOracle& oracle, TestOptions options, Env& env,
+                      const std::string& command, std::size_t max_csv_pairs, const std::string& pairs_file) {
+  const Schema& schema = subject.schema;
+  const Model* model = oracle.model();
+  options.protected_features = subject.protected_features;
+  if (subject.seeds) options.seeds = &subject.seeds->raw;
+  auto label_of = [&](int label) { return model ? label_name(*model, schema, label) : label_name(schema, label); };
+  std::vector<DiscriminatoryPair> pairs;
+  PairTable csv(schema, options.protected_features);
+  std::size_t csv_rows = 0;
+  auto on_pair = options.on_pair;
+  options.on_pair = [&](const DiscriminatoryPair& p) {
+    if (pairs.size() < kReportPairs) pairs.push_back(p);
+    if (csv_rows++ < max_csv_pairs) csv.add(p.x, p.x_prime, label_of(p.label), label_of(p.label_prime));
+    if (on_pair) on_pair(p);
+  };
+  const TestResult r = run_test(oracle, schema, options, env);
+  const TestingRun run{.schema = schema,
+                       .model = model,
+                       .command = model ? "" : oracle.name(),
+                       .protected_names = subject.protected_names,
+                       .protected_features = options.protected_features,
+                       .budget = options.budget,
+                       .seed = env.seed(),
+                       .result = r,
+                       .pairs = std::move(pairs),
+                       .pairs_csv = pairs_file,
+                       .pairs_written = static_cast<std::int64_t>(csv_rows)};
+  RunOutput out{.result = testing_json(run),
+                .text = testing_text(run),
+                .report = nullptr,
+                .pairs_csv = max_csv_pairs > 0 ? csv.text() : "",
+                .regions_csv = ""};
+  out.report = report_envelope("test", command, out.text, out.result, schema_json(schema), testing_pairs_json(run));
+  return out;
+}
+
+RunOutput run_bias(const JobSubject& subject, const BiasJob& job, Env& env, const std::string& command) {
+  if (!subject.model) throw InputError("bias: no model");
+  check_settings(bias_options(), job);
+  BiasOptions o;
+  o.samples = job.samples;
+  o.seed = env.seed();
+  o.threads = env.threads();
+  if (subject.data) o.rows = &subject.data->raw;
+  const BiasEstimate b = estimate_bias(*subject.model, subject.schema, subject.protected_features, o);
+  const double seconds = env.elapsed_seconds();
+  env.stats.set("bias.samples", static_cast<double>(b.samples));
+  env.stats.set("bias.discriminatory", static_cast<double>(b.discriminatory));
+  env.stats.set("bias.seconds", seconds);
+  const BiasRun run{.model = *subject.model,
+                    .schema = subject.schema,
+                    .protected_names = subject.protected_names,
+                    .estimate = b,
+                    .seed = o.seed,
+                    .data = subject.data ? subject.data_name : "",
+                    .seconds = seconds};
+  RunOutput out{
+      .result = bias_json(run), .text = bias_text(run), .report = nullptr, .pairs_csv = "", .regions_csv = ""};
+  out.report =
+      report_envelope("bias", command, out.text, out.result, schema_json(subject.schema), bias_pairs_json(run));
+  return out;
+}
+
+std::vector<Query> job_queries(std::vector<Query> queries, const QueryJob& job) {
+  if (!job.only.empty()) {
+    const std::vector<std::string> keep = split_names(job.only);
+    for (const auto& k : keep) {
+      if (std::none_of(queries.begin(), queries.end(), [&](const Query& q) { return q.name == k; }))
+        throw InputError(fmt::format("--only: no query named '{}'", k));
+    }
+    std::erase_if(queries, [&](const Query& q) { return std::find(keep.begin(), keep.end(), q.name) == keep.end(); });
+  }
+  if (!job.model.empty() && !job.program.empty()) throw InputError("give --model or --program, not both");
+  if (!job.function.empty() && job.program.empty()) throw InputError("--function needs --program");
+  for (Query& q : queries) {
+    if (!job.model.empty()) {
+      q.model_path = job.model;
+      q.program_path.clear();
+    }
+    if (!job.program.empty()) {
+      q.program_path = job.program;
+      q.model_path.clear();
+      if (!job.function.empty()) q.function = job.function;
+      if (q.function.empty())
+        throw InputError(fmt::format("{}: --program needs --function (the query names none)", q.where));
+    }
+    if (job.semantics == "real") q.semantics = Semantics::Real;
+    if (job.semantics == "float64") q.semantics = Semantics::Float64;
+    if (job.semantics == "float32") q.semantics = Semantics::Float32;
+  }
+  return queries;
+}
+
+RunOutput run_queries(const std::vector<Query>& queries, const QueryOptions& options, const std::string& given,
+                      const std::function<void(const Query&, const QueryAnswer&)>& on_answer) {
+  std::map<std::string, std::unique_ptr<Model>> models;
+  std::map<std::pair<std::string, std::string>, std::unique_ptr<Program>> programs;
+  RunOutput out{.result = nullptr, .text = "", .report = nullptr, .pairs_csv = "", .regions_csv = ""};
+  nlohmann::json all = nlohmann::json::array();
+  for (const Query& q : queries) {
+    // Cancelled: the queries not yet asked are left out (each would compile or encode first).
+    if (options.cancel != nullptr && options.cancel->load()) break;
+    QueryAnswer a;
+    if (q.program_path.empty()) {
+      auto& m = models[q.model_path];
+      if (!m) {
+        try {
+          m = std::make_unique<Model>(load_model(q.model_path));
+        } catch (const InputError& e) {
+          // Name the query file too: the model path came from it (or from `given`).
+          throw InputError(fmt::format("{} (model of {})", e.what(), given.empty() ? q.model_where : given));
+        }
+      }
+      a = answer_query(*m, q, options);
+    } else {
+      auto& p = programs[{q.program_path, q.function}];
+      if (!p)
+        p = std::make_unique<Program>(
+            Program::compile(q.program_path, q.function, given.empty() ? q.model_where : given));
+      a = answer_query(*p, q, options);
+    }
+    all.push_back(query_json(q, a));
+    out.text += query_text(q, a);
+    if (on_answer) on_answer(q, a);
+  }
+  out.result = {{"queries", all}};
+  return out;
+}
+
+}  // namespace witness
