@@ -123,8 +123,8 @@ class _Walk:
         self.raw_values(features, where)
         if getattr(imp, "add_indicator", False):
             self.fail(where, "add_indicator=True adds columns that depend on missingness; not supported")
-        if not _is_missing(imp.missing_values):
-            self.fail(where, f"missing_values={imp.missing_values!r}: only NaN/None (empty cells) are supported")
+        if not _is_missing(imp.missing_values) and imp.missing_values != "":
+            self.fail(where, f"missing_values={imp.missing_values!r}: only NaN, None and '' (empty cells) are supported")
         stats = list(imp.statistics_)
         if len(stats) != len(features):
             self.fail(where, f"{len(stats)} statistics for {len(features)} columns")

@@ -322,6 +322,8 @@ def _feature_lines(column: Any, name: str, kind: Optional[str], bounds: Any, cat
 def _encode_column(column: Any, f: Feature, what: str) -> np.ndarray:
     import pandas as pd
 
+    if column.dtype == object and f.missing:
+        column = column.replace("", np.nan)  # an empty cell is a missing value, as in a CSV file
     if column.isna().any():
         if not f.missing:
             raise InputError(f"{what}: column '{f.name}' has missing values (and the schema gives no 'missing' value)")

@@ -1307,7 +1307,21 @@ FairnessResult auto_search(const Model& model, const Schema& schema, const Compl
     d.protected_features = options.protected_features;
     d.max_witnesses = options.max_witnesses;
     d.query_time_limit = 1.0;
-    FairnessResult r = dual_search(model, schema, d, env);
+    FairnessResult r;
+    try {
+      r = dual_search(model, schema, d, env);
+    } catch (const UnsupportedError& e) {
+      // No exact engine reads this model (tree ensembles, lookups): what falsification found is the answer.
+      r.verdict = Verdict::Inconclusive;
+      r.reason = fmt::format("falsification found no witness in {} tests, and no exact engine reads this model ({}); "
+                             "witness test searches longer",
+                             stats.tests, e.what());
+      r.stats = stats;
+      r.stats.seconds = env.elapsed_seconds();
+      r.engine = "auto";
+      r.phase = "falsification";
+      return r;
+    }
     r.engine = "auto(dual)";
     r.phase = "dual";
     return r;

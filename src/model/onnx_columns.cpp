@@ -45,7 +45,8 @@ struct ColumnState {
   std::optional<std::vector<std::string>> categories;
   bool one_hot = false;
   std::string missing;
-  std::string step;
+  std::string step;       // the encoder, for messages
+  std::string norm_step;  // the scaler
 };
 
 std::string number_label(double v) {
@@ -239,7 +240,7 @@ void ColumnLifter::set_categories(const Ctx& c, ColumnState& col, std::vector<st
   if (labels.empty()) fail(c.where, fmt::format("column '{}' has no categories", col.name));
   col.categories = std::move(labels);
   col.one_hot = one_hot;
-  col.step = fmt::format("{} in {}", c.node.op_type(), path_);
+  col.step = fmt::format("{} {}", c.node.op_type(), c.where);
 }
 
 // --- shape ops ---------------------------------------------------------------------------------
@@ -370,6 +371,7 @@ void ColumnLifter::affine(const Ctx& c) {
     }
     if ((m.form == F::ScaleOffset && m.a == 0.0) || (m.form != F::ScaleOffset && m.b == 0.0))
       unsupported(c.where, fmt::format("the map {} of '{}' is not invertible", m.describe("x"), column_of(r).name));
+    column_of(r).norm_step = fmt::format("{} {}", op, c.where);
   }
   set(c, 0, std::move(out));
 }
@@ -529,6 +531,7 @@ void ColumnLifter::scaler(const Ctx& c) {
       unsupported(c.where, fmt::format("scales column '{}' after it was one-hot encoded or scaled", column_of(r).name));
     r.norm = {Normalisation::Form::CenterScale, at(offset, i, 0.0), at(scale, i, 1.0)};
     if (r.norm.b == 0.0) unsupported(c.where, fmt::format("scale 0 for '{}' is not invertible", column_of(r).name));
+    column_of(r).norm_step = fmt::format("Scaler {}", c.where);
   }
   set(c, 0, std::move(out));
 }
@@ -743,8 +746,7 @@ LiftedColumns ColumnLifter::lift() {
     rc.one_hot = col.one_hot;
     if (const auto it = norm_of.find(static_cast<int>(k)); it != norm_of.end() && it->second) rc.norm = *it->second;
     rc.missing = col.missing;
-    rc.step = col.step.empty() ? (rc.norm.form == Normalisation::Form::None ? std::string() : "the graph's scaler")
-                               : col.step;
+    rc.step = col.step.empty() ? (rc.norm.form == Normalisation::Form::None ? std::string() : col.norm_step) : col.step;
     offset[k] = at;
     at += rc.width();
     out.columns.push_back(std::move(rc));

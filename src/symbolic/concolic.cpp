@@ -88,7 +88,7 @@ struct ConcolicEvaluator::Impl {
       const Node& nd = m.nodes[i];
       if (!needed[i]) continue;
       if (nd.op == OpKind::TreeEnsemble || nd.op == OpKind::Lookup) {
-        throw UnsupportedError(m.source, fmt::format("node '{}'", nd.name),
+        throw UnsupportedError(m.source, nd.name.empty() ? fmt::format("node {}", i) : nd.name,
                                fmt::format("concolic execution does not support {} nodes", op_name(nd.op)));
       }
       if (nd.op != OpKind::Dense) continue;
