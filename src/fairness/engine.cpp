@@ -96,6 +96,54 @@ ConcolicSearchOptions concolic_options(const FairnessProblem& p, const EngineSet
           s.seed_order,           s.kmeans_k, s.max_witnesses, s.query_time_limit};
 }
 
+// Every engine answers --max-witnesses N the same way: N distinct points x, or all there are, or
+// fewer with the reason. What an engine found short of N is topped up by the exact solver, each
+// query excluding the points known, until N or until it proves there are no more.
+void settle_witnesses(FairnessResult& r, const FairnessProblem& problem, const EngineSettings& settings, Env& env) {
+  const int asked = std::max(1, settings.max_witnesses);
+  r.witnesses_asked = asked;
+  std::vector<WitnessPair> distinct;
+  for (WitnessPair& w : r.witnesses) {
+    if (static_cast<int>(distinct.size()) == asked) break;
+    if (std::none_of(distinct.begin(), distinct.end(), [&](const WitnessPair& o) { return o.raw == w.raw; }))
+      distinct.push_back(std::move(w));
+  }
+  r.witnesses = std::move(distinct);
+  if (r.verdict != Verdict::Witness || static_cast<int>(r.witnesses.size()) >= asked) {
+    r.witnesses_note.clear();
+    return;
+  }
+  if (!r.witnesses_note.empty()) return;  // the engine said why (smt)
+  if (env.cancelled()) {
+    r.witnesses_note = "the run was cancelled";
+    return;
+  }
+  if (env.expired()) {
+    r.witnesses_note = "the time limit";
+    return;
+  }
+  // The solver gets the time left, and at most a minute when the run has no limit.
+  Env more_env;
+  more_env.options = env.options;
+  const double limit = env.options.get_real("time-limit");
+  more_env.options.set("time-limit",
+                       fmt::format("{}", limit > 0 ? std::max(1e-3, limit - env.elapsed_seconds()) : 60.0));
+  more_env.set_cancel(env.cancel_flag());
+  more_env.start();
+  try {
+    FairnessResult more = smt_search(problem.model(), problem.schema(), problem.protected_features(), more_env,
+                                     asked - static_cast<int>(r.witnesses.size()), r.witnesses);
+    for (WitnessPair& w : more.witnesses) r.witnesses.push_back(std::move(w));
+    r.stats.tests += more.stats.tests;
+    r.stats.rejected += more.stats.rejected;
+    if (static_cast<int>(r.witnesses.size()) < asked)
+      r.witnesses_note =
+          more.witnesses_note.empty() ? std::string("the solver found no more in its time") : more.witnesses_note;
+  } catch (const UnsupportedError& e) {
+    r.witnesses_note = fmt::format("no exact search reads this model for more ({})", e.what());
+  }
+}
+
 }  // namespace
 
 FairnessResult run_fairness_engine(const std::string& name, const FairnessProblem& problem,
@@ -110,12 +158,13 @@ FairnessResult run_fairness_engine(const std::string& name, const FairnessProble
   } else if (engine == "complete") {
     r = complete_search(model, schema, complete_options(problem, settings), env);
   } else if (engine == "smt") {
-    r = smt_search(model, schema, problem.protected_features(), env);
+    r = smt_search(model, schema, problem.protected_features(), env, settings.max_witnesses);
   } else if (engine == "dual") {
     r = dual_search(model, schema, concolic_options(problem, settings), env);
   } else {
     r = concolic_search(model, schema, concolic_options(problem, settings), env);
   }
+  settle_witnesses(r, problem, settings, env);
   record_search_stats(r.stats, env.stats);
   return r;
 }

@@ -11,6 +11,8 @@
 #include <string>
 
 #include "core/error.h"
+#include "solver/rational.h"
+#include "solver/term.h"
 #include "symbolic/encoding.h"
 #include "symbolic/network_encoding.h"
 
@@ -83,10 +85,11 @@ void finish(FairnessResult& r, const Solver& solver, Env& env) {
 }  // namespace
 
 FairnessResult smt_search(const Model& model, const Schema& schema, const std::vector<int>& protected_features,
-                          Env& env) {
+                          Env& env, int max_witnesses, const std::vector<WitnessPair>& known) {
   check_arguments(model, schema, protected_features, "smt_search");
   FairnessResult result;
   result.engine = "smt";
+  result.witnesses_asked = std::max(1, max_witnesses);
   const auto start = std::chrono::steady_clock::now();
   auto solver = make_solver("z3");
   const DualEncoding d = encode_dual(*solver, model, schema, protected_features);
@@ -97,43 +100,60 @@ FairnessResult smt_search(const Model& model, const Schema& schema, const std::v
   }
   solver->assert_(disjunction(differ));
   solver->assert_(d.labels_differ);
+  // Excludes the point x: some feature takes another value.
+  auto exclude = [&](const Eigen::VectorXd& raw) {
+    std::vector<Constraint> other;
+    for (int f = 0; f < schema.size(); ++f)
+      other.push_back(ne(d.enc.raw_terms[static_cast<std::size_t>(f)], Term(Rational::from_double(raw(f)))));
+    solver->assert_(disjunction(other));
+  };
+  for (const WitnessPair& w : known) exclude(w.raw);
   env.stats.add("smt.encode_seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 
-  const double left = remaining_seconds(env);
-  if (left <= 0) {
-    result.reason = "time limit reached before the query was solved";
-    finish(result, *solver, env);
-    return result;
-  }
-  const CheckResult r = solver->check(std::isinf(left) ? 0.0 : std::max(left, 1e-3));
-  env.log(2, "smt: {}", to_string(r));
-  switch (r) {
-    case CheckResult::Unsat:
-      result.verdict = Verdict::Verified;
-      result.exhaustive = true;
-      break;
-    case CheckResult::Unknown: {
-      const std::string why = solver->reason_unknown();
-      result.reason = std::isinf(left) ? fmt::format("the solver gave up ({})", why.empty() ? "no reason given" : why)
-                                       : "the solver gave up within the time limit";
+  while (static_cast<int>(result.witnesses.size()) < result.witnesses_asked) {
+    const double left = remaining_seconds(env);
+    if (left <= 0) {
+      result.reason = "time limit reached before the query was solved";
+      result.witnesses_note = "the time limit";
       break;
     }
-    case CheckResult::Sat: {
-      const Eigen::VectorXd x = model_input_from_solver(*solver, d.enc, Eigen::VectorXd::Zero(schema.model_width()));
-      const Eigen::VectorXd x_prime = model_input_from_solver(*solver, d.enc_prime, x);  // n from x
-      ++result.stats.tests;
-      std::optional<WitnessPair> w = replay_witness(model, schema, protected_features, x, x_prime);
-      if (w) {
-        result.verdict = Verdict::Witness;
-        result.witnesses.push_back(std::move(*w));
+    const CheckResult r = solver->check(std::isinf(left) ? 0.0 : std::max(left, 1e-3));
+    env.log(2, "smt: {}", to_string(r));
+    if (r == CheckResult::Unsat) {
+      if (result.witnesses.empty() && known.empty() && result.stats.rejected == 0) {
+        result.verdict = Verdict::Verified;
+        result.exhaustive = true;
       } else {
-        result.stats.rejected = 1;
-        result.reason =
-            "the solver's witness failed replay in double or float32 (the labels differ only in exact arithmetic)";
+        result.witnesses_note = "these are all the unfair points (the solver proved there are no more)";
       }
       break;
     }
+    if (r == CheckResult::Unknown) {
+      const std::string why = solver->reason_unknown();
+      result.reason = std::isinf(left) ? fmt::format("the solver gave up ({})", why.empty() ? "no reason given" : why)
+                                       : "the solver gave up within the time limit";
+      result.witnesses_note = result.reason;
+      break;
+    }
+    const Eigen::VectorXd x = model_input_from_solver(*solver, d.enc, Eigen::VectorXd::Zero(schema.model_width()));
+    const Eigen::VectorXd x_prime = model_input_from_solver(*solver, d.enc_prime, x);  // n from x
+    ++result.stats.tests;
+    exclude(schema.from_model(x));
+    std::optional<WitnessPair> w = replay_witness(model, schema, protected_features, x, x_prime);
+    if (w) {
+      result.verdict = Verdict::Witness;
+      result.witnesses.push_back(std::move(*w));
+    } else if (++result.stats.rejected >= 16 || result.witnesses.empty()) {
+      // Points whose labels differ only in exact arithmetic; on real features there may be no end of them.
+      if (result.witnesses.empty())
+        result.reason =
+            "the solver's witness failed replay in double or float32 (the labels differ only in exact arithmetic)";
+      else
+        result.witnesses_note = "further solver witnesses failed replay in double or float32";
+      break;
+    }
   }
+  if (result.verdict == Verdict::Witness) result.reason.clear();
   finish(result, *solver, env);
   return result;
 }

@@ -25,11 +25,12 @@
 
 namespace witness {
 
-// Engine "smt". One check with the time left before env's --time-limit (0: none).
-// Models that are not piecewise linear up to the decision rule's node, or with a Direct rule:
-// UnsupportedError.
+// Engine "smt". Checks with the time left before env's --time-limit (0: none): one, then one more
+// per further witness (each excluding the points found so far, and those in `known`), until
+// `max_witnesses` or Unsat (then every unfair point has been found). Models that are not piecewise
+// linear up to the decision rule's node, or with a Direct rule: UnsupportedError.
 FairnessResult smt_search(const Model& model, const Schema& schema, const std::vector<int>& protected_features,
-                          Env& env);
+                          Env& env, int max_witnesses = 1, const std::vector<WitnessPair>& known = {});
 
 // Re-proves one region independently of any bound propagation: Unsat iff no point n of the box
 // [raw_lo, raw_hi] (raw values, inclusive, one entry per schema feature; protected entries are

@@ -124,7 +124,11 @@ struct FairnessResult {
   std::string engine;
   bool exhaustive = false;             // the search space was explored to the end (Corollary 4.2)
   std::string reason;                  // why the verdict is inconclusive, in words
-  std::vector<WitnessPair> witnesses;  // replayed; empty unless verdict == Witness
+  std::vector<WitnessPair> witnesses;  // replayed, distinct points x; empty unless verdict == Witness
+  // How many were asked for (--max-witnesses), and why fewer were found when they were: "" when
+  // all asked for were found, else e.g. "these are all the unfair points" or "the time limit".
+  int witnesses_asked = 1;
+  std::string witnesses_note;
   SearchStats stats;
   DomainShare share;
   std::string phase;  // auto engine: "falsification" or "complete" (which phase decided)

@@ -181,6 +181,13 @@ void write_verdict(std::ostream& out, const FairnessRun& run) {
       } else {
         out << "  replayed on the original model in double (in float32 both get the same label)\n";
       }
+      if (r.witnesses_asked > 1) {
+        const int found = static_cast<int>(r.witnesses.size());
+        out << (found >= r.witnesses_asked
+                    ? fmt::format("  {} witnesses found, as asked (--witnesses-out writes them all)\n", found)
+                    : fmt::format("  {} of the {} witnesses asked for: {}\n", found, r.witnesses_asked,
+                                  r.witnesses_note));
+      }
       break;
     }
     case Verdict::Verified:
@@ -243,7 +250,9 @@ nlohmann::json fairness_json(const FairnessRun& run) {
                         {"protected", run.problem.protected_names()},
                         {"exhaustive", r.exhaustive},
                         {"reason", r.reason},
-                        {"witnesses_found", r.witnesses.size()}};
+                        {"witnesses_found", r.witnesses.size()},
+                        {"witnesses_asked", r.witnesses_asked},
+                        {"witnesses_note", r.witnesses_note}};
   doc["witness"] = r.witnesses.empty() ? nlohmann::json(nullptr) : witness_json(model, schema, r.witnesses.front());
   doc["stats"] = {{"frontier", st.frontier},
                   {"tests", st.tests},

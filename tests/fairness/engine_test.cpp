@@ -50,6 +50,43 @@ TEST(Engine, EveryEngineByNameAgreesWithBruteForce) {
   }
 }
 
+// --max-witnesses N: every engine reports exactly min(N, the unfair points) distinct points x, each
+// a real witness; when it has fewer it says these are all of them.
+TEST(Engine, EveryEngineReportsExactlyTheWitnessesAskedOrAllThereAre) {
+  for (int i = 0; i < 6; ++i) {
+    const test::Tiny t = test::random_tiny(i);
+    const test::Truth truth = test::brute_force(t);
+    const auto unfair = static_cast<int>(truth.discriminated.size());
+    if (unfair == 0) continue;
+    const FairnessProblem problem(t.model, t.schema, names_of(t));
+    for (const EngineInfo& engine : fairness_engines()) {
+      for (const int asked : {1, 3, unfair + 4}) {
+        SCOPED_TRACE(t.name + " engine " + engine.name + " asked " + std::to_string(asked));
+        Env env = test::make_env("60", 2);
+        EngineSettings settings;
+        settings.max_witnesses = asked;
+        settings.max_seeds = 20;
+        const FairnessResult r = run_fairness_engine(engine.name, problem, settings, env);
+        if (engine.name == "concolic" && r.verdict == Verdict::Inconclusive) continue;  // it searches near seeds
+        ASSERT_EQ(r.verdict, Verdict::Witness) << r.reason;
+        EXPECT_EQ(static_cast<int>(r.witnesses.size()), std::min(asked, unfair)) << r.witnesses_note;
+        EXPECT_EQ(r.witnesses_asked, asked);
+        std::set<std::vector<double>> points;
+        for (const WitnessPair& w : r.witnesses) {
+          test::expect_real_witness(t, truth, w);
+          points.insert(test::row(w.raw));
+        }
+        EXPECT_EQ(points.size(), r.witnesses.size());  // distinct points
+        if (asked > unfair) {
+          EXPECT_NE(r.witnesses_note.find("all the unfair points"), std::string::npos);
+        } else {
+          EXPECT_EQ(r.witnesses_note, "");
+        }
+      }
+    }
+  }
+}
+
 TEST(Engine, UnknownNamesAndBadSettingsAreInputErrors) {
   const test::Tiny t = test::random_tiny(1);
   EXPECT_THROW((void)fairness_engine("fast"), InputError);
