@@ -10,10 +10,12 @@
 #include "core/choice.h"
 #include "core/error.h"
 #include "fairness/bias.h"
+#include "fairness/group_metrics.h"
 #include "model/loaders.h"
 #include "program/program.h"
 #include "report/bias_report.h"
 #include "report/fairness_report.h"
+#include "report/group_report.h"
 #include "report/html_report.h"
 #include "report/query_report.h"
 #include "report/rows.h"
@@ -43,6 +45,28 @@ SettingOption<J> nested(const SettingOption<S>& o, S J::*member) {
           [text = o.text, member](const J& j) { return text(j.*member); }};
 }
 
+template <typename J>
+SettingOption<J> positive_option() {
+  return {{"positive",
+           OptionSpec::Type::String,
+           "",
+           0,
+           0,
+           "with data rows: the positive class of the group metrics (default: the second class)",
+           {}},
+          [](J& j, const std::string& v) { j.positive = v; },
+          [](const J& j) { return j.positive; }};
+}
+
+// With data rows: the group metrics, added to the answer's text and JSON.
+void add_group_metrics(RunOutput& out, const JobSubject& subject, const std::string& positive) {
+  if (!subject.data || !subject.model) return;
+  const GroupMetrics g =
+      group_metrics(*subject.model, subject.schema, subject.protected_features, *subject.data, positive);
+  out.text += group_metrics_text(g);
+  out.result["groups"] = group_metrics_json(g);
+}
+
 std::string engine_help() {
   std::string help = "the engine:";
   for (const EngineInfo& e : fairness_engines()) help += fmt::format(" {}: {};", e.name, e.summary);
@@ -65,6 +89,7 @@ const std::vector<SettingOption<FairJob>>& fair_options() {
                    [](FairJob& j, const std::string& v) { j.engine = fairness_engine(v).name; },
                    [](const FairJob& j) { return j.engine; }});
     for (const EngineOption& o : engine_options()) out.push_back(nested(o, &FairJob::settings));
+    out.push_back(positive_option<FairJob>());
     return out;
   }();
   return options;
@@ -81,6 +106,7 @@ const std::vector<SettingOption<BiasJob>>& bias_options() {
         {}},
        [](BiasJob& j, const std::string& v) { j.samples = static_cast<long long>(std::stod(v)); },
        [](const BiasJob& j) { return std::to_string(j.samples); }},
+      positive_option<BiasJob>(),
   };
   return options;
 }
@@ -142,6 +168,7 @@ RunOutput run_fair(const JobSubject& subject, const FairJob& job, Env& env, cons
                 .report = nullptr,
                 .pairs_csv = witness_csv(run),
                 .regions_csv = settings.quantify ? regions_csv(run) : ""};
+  add_group_metrics(out, subject, job.positive);
   out.report = report_envelope("fair", command, out.text, out.result, schema_json(subject.schema),
                                witness_pairs_json(run, kReportPairs));
   return out;
@@ -206,6 +233,7 @@ RunOutput run_bias(const JobSubject& subject, const BiasJob& job, Env& env, cons
                     .seconds = seconds};
   RunOutput out{
       .result = bias_json(run), .text = bias_text(run), .report = nullptr, .pairs_csv = "", .regions_csv = ""};
+  add_group_metrics(out, subject, job.positive);
   out.report =
       report_envelope("bias", command, out.text, out.result, schema_json(subject.schema), bias_pairs_json(run));
   return out;

@@ -43,9 +43,11 @@ struct RunOutput {
 struct FairJob {
   std::string engine = "auto";
   EngineSettings settings;  // progress and cancel are set by the caller
+  std::string positive;     // data rows: the positive class of the group metrics ("": the second class)
 };
 struct BiasJob {
   long long samples = 100000;
+  std::string positive;
 };
 struct QueryJob {
   QueryOptions options;   // time limit, memory limit, float cases; cancel is set by the caller

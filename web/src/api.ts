@@ -99,8 +99,19 @@ export interface Job {
 
 export type JobRequest =
   | { kind: "query"; toml: string }
-  | { kind: "fair"; model: string; schema: string; protected: string[]; engine: string; options: Record<string, string> }
-  | { kind: "test" | "bias"; model: string; schema: string; protected: string[]; options: Record<string, string> };
+  | ({ kind: "fair"; engine: string } & ModelRequest)
+  | ({ kind: "test" | "bias" } & ModelRequest);
+
+// The model, its schema (left out: a model that carries its preprocessing reads it off the data),
+// the protected attributes, the data and seed rows (CSV files under the root) and the options.
+export interface ModelRequest {
+  model: string;
+  schema?: string;
+  protected: string[];
+  data?: string;
+  seeds?: string;
+  options: Record<string, string>;
+}
 
 export const api = {
   list: (dir: string) => call<Listing>("GET", `/api/files?dir=${encodeURIComponent(dir)}`),

@@ -65,11 +65,10 @@ export class FairnessWorkspace {
   private async bias(): Promise<void> {
     const chosen = this.form.chosen(this.errors);
     if (!chosen) return;
-    const { model, schema } = chosen;
     clear(this.biasResult);
     this.biasStart.disabled = true;
     try {
-      const { id } = await api.start({ kind: "bias", model, schema, protected: this.form.protected, options: {} });
+      const { id } = await api.start({ kind: "bias", ...chosen, seeds: undefined, protected: this.form.protected, options: {} });
       const job = await pollJob(id, () => {});
       if (job.state !== "done" || !job.result) {
         showError(this.errors, job.error ?? `Bias%: the job ${job.state}`);
@@ -88,7 +87,6 @@ export class FairnessWorkspace {
   private async run(): Promise<void> {
     const chosen = this.form.chosen(this.errors);
     if (!chosen) return;
-    const { model, schema } = chosen;
     const options: Record<string, string> = {};
     if (this.quantify.checked) options.quantify = "true";
     const limit = this.timeLimit.value.trim();
@@ -98,7 +96,7 @@ export class FairnessWorkspace {
     clear(this.result);
     this.showProgress(null, 0);
     await this.runner.run(
-      () => api.start({ kind: "fair", model, schema, protected: this.form.protected, engine: this.engine.value, options }),
+      () => api.start({ kind: "fair", ...chosen, protected: this.form.protected, engine: this.engine.value, options }),
       (j) => this.update(j),
       (job) => this.finish(job),
     );

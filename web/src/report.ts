@@ -13,6 +13,8 @@ import type {
   ExamplePair,
   ReportSchema,
   SchemaFeature,
+  GroupMetrics,
+  GroupRate,
 } from "./types";
 
 export interface RenderOptions {
@@ -280,6 +282,114 @@ function biasSpec(r: BiasResult): Spec {
   } as Spec;
 }
 
+// Per group, the rate with its 95% interval: selection rate, and the true/false positive rates when
+// the rows carry true labels.
+function groupsSpec(g: GroupMetrics): Spec {
+  const values: { group: string; metric: string; rate: number; lo: number; hi: number }[] = [];
+  const add = (group: string, metric: string, r: GroupRate | null) => {
+    if (r && r.rate !== null && r.ci95) values.push({ group, metric, rate: r.rate, lo: r.ci95[0], hi: r.ci95[1] });
+  };
+  for (const row of g.groups) {
+    add(row.group, "selection rate", row.selection_rate);
+    add(row.group, "true positive rate", row.true_positive_rate);
+    add(row.group, "false positive rate", row.false_positive_rate);
+  }
+  const metrics = ["selection rate", "true positive rate", "false positive rate"].filter((m) => values.some((v) => v.metric === m));
+  return {
+    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+    description: `Per group of the data rows: ${metrics.join(", ")} (positive class ${g.positive}) with 95% intervals`,
+    data: { values },
+    facet: { column: { field: "metric", type: "nominal", sort: metrics, title: null } },
+    spec: {
+      width: 200,
+      height: { step: 16 },
+      encoding: { y: { field: "group", type: "nominal", title: null, sort: null, axis: { labelLimit: 180 } } },
+      layer: [
+        {
+          mark: { type: "bar", color: "#5c6bc0" },
+          encoding: {
+            x: { field: "rate", type: "quantitative", scale: { domain: [0, 1] }, axis: { format: "%" }, title: null },
+            tooltip: [
+              { field: "group", type: "nominal" },
+              { field: "rate", type: "quantitative", format: ".2~%" },
+              { field: "lo", type: "quantitative", format: ".2~%", title: "95% low" },
+              { field: "hi", type: "quantitative", format: ".2~%", title: "95% high" },
+            ],
+          },
+        },
+        { mark: { type: "rule", color: "#222" }, encoding: { x: { field: "lo", type: "quantitative" }, x2: { field: "hi" } } },
+      ],
+    },
+  } as Spec;
+}
+
+function rateText(r: GroupRate | null): string {
+  if (!r || r.rate === null || !r.ci95) return "–";
+  return `${percent(r.rate)} [${percent(r.ci95[0])}, ${percent(r.ci95[1])}]`;
+}
+
+// The data rows' sections: the share of rows whose decision a protected change flips (fair runs),
+// then the group metrics table and chart.
+function dataSections(
+  data: FairResult["data"],
+  groups: GroupMetrics | null | undefined,
+  protectedNames: string[],
+  addChart: (name: string, label: string, spec: Spec) => HTMLElement,
+): HTMLElement[] {
+  const out: HTMLElement[] = [];
+  if (data) {
+    out.push(
+      section(
+        "Data rows",
+        "data",
+        h(
+          "p",
+          { class: "headline", "data-headline": "data" },
+          `${count(data.unfair)} of ${count(data.rows)} rows (${percent(data.share)}) change decision when ${protectedNames.join(" or ")} changes`,
+        ),
+        h("p", { class: "note" }, `Every row of ${data.file} checked exactly against every protected value.`),
+      ),
+    );
+  }
+  if (groups && groups.groups.length > 0) {
+    const truth = groups.no_true_labels === null;
+    const head = ["group", "rows", "selection rate", ...(truth ? ["true positive rate", "false positive rate"] : [])];
+    out.push(
+      section(
+        "Groups",
+        "groups",
+        h("p", { class: "note" }, `Rates per group of the data rows (positive class ${groups.positive}), with 95% Wilson intervals.`),
+        addChart("groups", "rates per group", groupsSpec(groups)),
+        h(
+          "table",
+          { class: "groups" },
+          h("thead", {}, h("tr", {}, ...head.map((t) => h("th", { scope: "col" }, t)))),
+          h(
+            "tbody",
+            {},
+            ...groups.groups.map((g) =>
+              h(
+                "tr",
+                {},
+                h("td", {}, g.group),
+                h("td", { class: "num" }, count(g.rows)),
+                h("td", { class: "num" }, rateText(g.selection_rate)),
+                ...(truth ? [h("td", { class: "num" }, rateText(g.true_positive_rate)), h("td", { class: "num" }, rateText(g.false_positive_rate))] : []),
+              ),
+            ),
+          ),
+        ),
+        kv([
+          ["demographic parity difference", percent(groups.demographic_parity_difference)],
+          ["demographic parity ratio", groups.demographic_parity_ratio.toFixed(3)],
+          ["equalized odds difference", groups.equalized_odds_difference === null ? `– (${groups.no_true_labels ?? "no true labels"})` : percent(groups.equalized_odds_difference)],
+        ]),
+      ),
+    );
+  }
+  return out;
+}
+
 function kv(rows: [string, Child][]): HTMLTableElement {
   return h("table", { class: "kv" }, h("tbody", {}, ...rows.map(([k, v]) => h("tr", {}, h("th", { scope: "row" }, k), h("td", {}, v)))));
 }
@@ -295,7 +405,9 @@ export async function renderRun(container: HTMLElement, run: ReportEnvelope, opt
     charts.push(drawChart(box, spec));
     return box;
   };
-  const protectedNames = run.schema?.protected ?? (run.result as { protected?: string[] }).protected ?? [];
+  // The run's own protected attributes (the schema's list may be empty or longer).
+  const ran = (run.result as { protected?: string[] }).protected;
+  const protectedNames = ran && ran.length > 0 ? ran : (run.schema?.protected ?? []);
 
   if (opts.verdict) {
     append(container, h("p", { class: `verdict verdict-${verdictWord(run)}`, "data-verdict": verdictWord(run) }, verdictSentence(run)));
@@ -355,6 +467,7 @@ export async function renderRun(container: HTMLElement, run: ReportEnvelope, opt
         ),
       );
     }
+    append(container, ...dataSections(r.data, r.groups, protectedNames, addChart));
     const bins = fairBins(r);
     if (bins.length > 0) {
       const features = (r.falsified_by_feature ?? []).map((f) => f.feature);
@@ -424,6 +537,7 @@ export async function renderRun(container: HTMLElement, run: ReportEnvelope, opt
         ]),
       ),
     );
+    append(container, ...dataSections(undefined, r.groups, protectedNames, addChart));
   }
 
   if (opts.text && run.text) append(container, section("Output", "text", h("pre", { class: "text-output" }, run.text)));

@@ -17,17 +17,31 @@ export function schemaProtected(toml: string): string[] | null {
 export class RunForm {
   readonly model: FilePicker;
   readonly schema: FilePicker;
+  readonly rows: FilePicker;
   readonly protectedInput: HTMLInputElement;
   readonly element: HTMLElement;
   private protectedTouched = false;
 
-  constructor(prefix: string, onError: (message: string) => void) {
+  // `rows` names the CSV field: "data" (fair and bias: rows measured, group metrics, the
+  // schema of a model that carries its preprocessing) or "seeds" (test: where the search starts).
+  constructor(
+    prefix: string,
+    onError: (message: string) => void,
+    readonly rowsKind: "data" | "seeds" = "data",
+  ) {
     this.model = new FilePicker({ id: `${prefix}-model`, label: "Model", extensions: MODEL_EXTENSIONS, onChange: () => {}, onError });
     this.schema = new FilePicker({
       id: `${prefix}-schema`,
       label: "Schema",
       extensions: [".toml"],
       onChange: (path) => void this.prefillProtected(path, onError),
+      onError,
+    });
+    this.rows = new FilePicker({
+      id: `${prefix}-${rowsKind}`,
+      label: rowsKind === "data" ? "Data rows (CSV, optional)" : "Seed rows (CSV, optional)",
+      extensions: [".csv"],
+      onChange: () => {},
       onError,
     });
     this.protectedInput = h("input", { id: `${prefix}-protected`, type: "text", placeholder: "e.g. sex,race", spellcheck: "false" });
@@ -37,6 +51,7 @@ export class RunForm {
       { class: "run-form" },
       this.model.element,
       this.schema.element,
+      this.rows.element,
       labelled("Protected attributes (comma-separated)", this.protectedInput),
     );
   }
@@ -46,14 +61,19 @@ export class RunForm {
     return h("fieldset", {}, h("legend", {}, "Run"), this.element, h("div", { class: "row" }, ...settings), h("div", { class: "row actions" }, ...actions));
   }
 
-  // The model and schema chosen, or null (and a message in `errors`) if one is missing.
-  chosen(errors: Element): { model: string; schema: string } | null {
+  // The model, schema and rows chosen (as a request's fields), or null (and a message in
+  // `errors`) if something is missing. A model that carries its preprocessing (a skl2onnx
+  // pipeline) needs no schema when rows are given: the server reads its schema off them.
+  chosen(errors: Element): { model: string; schema?: string; data?: string; seeds?: string } | null {
     showError(errors, null);
     const model = this.model.value;
     const schema = this.schema.value;
-    if (model && schema) return { model, schema };
-    showError(errors, "choose a model and a schema");
-    return null;
+    const rows = this.rows.value;
+    if (!model || (!schema && !rows)) {
+      showError(errors, "choose a model and a schema (or, for a pipeline over raw columns, its data rows)");
+      return null;
+    }
+    return { model, ...(schema ? { schema } : {}), ...(rows ? { [this.rowsKind]: rows } : {}) };
   }
 
   get protected(): string[] {

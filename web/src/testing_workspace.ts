@@ -49,7 +49,7 @@ export class TestingWorkspace {
   private readonly runner = new JobRunner(this.start, this.cancel, this.errors);
 
   constructor() {
-    this.form = new RunForm("test", (m) => showError(this.errors, m));
+    this.form = new RunForm("test", (m) => showError(this.errors, m), "seeds");
     this.start.addEventListener("click", () => void this.run());
     this.element = h(
       "div",
@@ -72,7 +72,6 @@ export class TestingWorkspace {
   private async run(): Promise<void> {
     const chosen = this.form.chosen(this.errors);
     if (!chosen) return;
-    const { model, schema } = chosen;
     const options: Record<string, string> = { method: this.method.value };
     for (const [key, field] of [["budget", this.budget], ["time-limit", this.timeLimit], ["seed", this.seed]] as const)
       if (field.value.trim() !== "") options[key] = field.value.trim();
@@ -82,7 +81,7 @@ export class TestingWorkspace {
     await this.runner.run(
       async () => {
         await this.newChart();
-        return api.start({ kind: "test", model, schema, protected: this.form.protected, options });
+        return api.start({ kind: "test", ...chosen, protected: this.form.protected, options });
       },
       (j) => this.update(j),
       (job) => this.finish(job),

@@ -37,6 +37,34 @@ export interface FeatureBins {
   bins: FeatureBin[];
 }
 
+export interface GroupRate {
+  k: number;
+  n: number;
+  rate: number | null;
+  ci95: [number, number] | null;
+}
+
+export interface GroupRow {
+  group: string;
+  rows: number;
+  selection_rate: GroupRate;
+  true_positive_rate: GroupRate | null;
+  false_positive_rate: GroupRate | null;
+  accuracy: GroupRate | null;
+}
+
+// Group metrics on data rows (fair and bias runs with --data).
+export interface GroupMetrics {
+  positive: string;
+  groups: GroupRow[];
+  demographic_parity_difference: number;
+  demographic_parity_ratio: number;
+  true_positive_rate_difference: number | null;
+  false_positive_rate_difference: number | null;
+  equalized_odds_difference: number | null;
+  no_true_labels: string | null;
+}
+
 export interface FairResult {
   verdict: string;
   model?: string;
@@ -54,6 +82,8 @@ export interface FairResult {
   falsified_by_feature?: FeatureBins[];
   domain?: { points?: number; exact?: boolean; falsified_points?: number | null };
   stats?: { seconds?: number; regions?: number; leaves?: number };
+  data?: { file: string; rows: number; unfair: number; share: number };
+  groups?: GroupMetrics | null;
 }
 
 export interface ExamplePair {
@@ -95,6 +125,7 @@ export interface BiasResult {
   ci95_percent: [number, number];
   seconds?: number;
   example?: ExamplePair | null;
+  groups?: GroupMetrics | null;
 }
 
 export interface QueryDecision {
