@@ -320,8 +320,10 @@ py::dict bias_call(const py::object& model, const py::object& schema, const std:
       cancel, progress, py::none()));
 }
 
-py::dict query_call(const std::string& text, const std::string& path, const Options& options) {
+py::dict query_call(const std::string& text, const std::string& path, const Options& options,
+                    const std::string& model_path) {
   QueryJob job;
+  job.model = model_path;
   Env unused;
   set_job_options(query_options(), job, unused, options);
   const std::vector<Query> queries = job_queries(load_query_text(text, path), job);

@@ -358,21 +358,34 @@ def bias(
     )
 
 
-def query(query: Union[str, os.PathLike, Mapping[str, Any]], time_limit: float = 0.0, **options: Any) -> QueryResult:
+def query(query: Union[str, os.PathLike, Mapping[str, Any]], time_limit: float = 0.0, model: Any = None,
+          **options: Any) -> QueryResult:
     """Answers might/would counterfactual queries (witness query): a TOML file, TOML text, or a dict
-    with the file's keys (paths in it are relative to the current directory). Further options are
-    the CLI's flags: memory_limit=2048, semantics="float64", only="q1,q2"."""
-    if isinstance(query, Mapping):
-        text, path = _toml(query), os.path.join(os.getcwd(), "<query>.toml")
-    elif isinstance(query, (str, os.PathLike)) and os.path.exists(os.fspath(query)):
-        path = os.fspath(query)
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    elif isinstance(query, str) and "\n" in query:
-        text, path = query, os.path.join(os.getcwd(), "<query>.toml")
-    else:
-        raise InputError(f"{os.fspath(query)}: no such query file")
-    out = _witness.query(text, path, _options({"time-limit": time_limit or None, **options}))
+    with the file's keys (paths in it are relative to the current directory). `model` (a witness
+    Model, a model file, a fitted classifier or Pipeline) answers every query instead of the
+    files' model; a Pipeline's queries name its raw columns, categories by their labels
+    (type = "category"). Further options are the CLI's flags: memory_limit=2048,
+    semantics="float64", only="q1,q2"."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        saved = ""
+        if model is not None:
+            saved = os.path.join(tmp, "model.onnx")
+            as_model(model).save_onnx(saved)  # the preprocessing travels in its metadata
+        if isinstance(query, Mapping):
+            if saved:
+                query = {**query, "model": saved}
+            text, path = _toml(query), os.path.join(os.getcwd(), "<query>.toml")
+        elif isinstance(query, (str, os.PathLike)) and os.path.exists(os.fspath(query)):
+            path = os.fspath(query)
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        elif isinstance(query, str) and "\n" in query:
+            text, path = query, os.path.join(os.getcwd(), "<query>.toml")
+        else:
+            raise InputError(f"{os.fspath(query)}: no such query file")
+        out = _witness.query(text, path, _options({"time-limit": time_limit or None, **options}), saved)
     doc = json.loads(out["result"])
     return QueryResult(text=out["text"], _json=doc, _report="", answers=doc["queries"])
 

@@ -218,6 +218,53 @@ bool same_column(std::string_view data_name, std::string_view model_name) {
   return onnx_name == model_name;
 }
 
+Model raw_input_model(const Model& model) {
+  check_raw_columns(model);
+  std::vector<std::string> names;
+  for (const RawColumn& c : model.columns) names.push_back(c.name);
+  ModelBuilder b(model.name, names);
+  b.set_source(model.source, model.format);
+  std::vector<int> parts;
+  for (std::size_t k = 0; k < model.columns.size(); ++k) {
+    const RawColumn& c = model.columns[k];
+    const std::string where = fmt::format("column '{}'", c.name);
+    const int x = model.columns.size() == 1 ? b.input() : b.select(b.input(), {static_cast<int>(k)}, where);
+    if (c.one_hot) {
+      Eigen::VectorXd codes(static_cast<Eigen::Index>(c.categories.size()));
+      for (Eigen::Index j = 0; j < codes.size(); ++j) codes(j) = static_cast<double>(j);
+      parts.push_back(b.binary(OpKind::Equal, x, b.constant(codes, where), where));
+      continue;
+    }
+    const Normalisation& n = c.norm;
+    auto constant = [&](double v) { return b.constant(Eigen::VectorXd::Constant(1, v), where); };
+    switch (n.form) {
+      case Normalisation::Form::None: parts.push_back(x); break;
+      case Normalisation::Form::ScaleOffset:
+        parts.push_back(b.binary(OpKind::Add, b.binary(OpKind::Mul, x, constant(n.a), where), constant(n.b), where));
+        break;
+      case Normalisation::Form::MeanStd:
+        parts.push_back(b.binary(OpKind::Div, b.binary(OpKind::Sub, x, constant(n.a), where), constant(n.b), where));
+        break;
+      case Normalisation::Form::CenterScale:
+        parts.push_back(b.binary(OpKind::Mul, b.binary(OpKind::Sub, x, constant(n.a), where), constant(n.b), where));
+        break;
+    }
+  }
+  const int encoded = parts.size() == 1 ? parts[0] : b.concat(parts, "raw columns -> model inputs");
+  std::vector<int> id(model.nodes.size(), -1);
+  id[static_cast<std::size_t>(model.input)] = encoded;
+  for (std::size_t i = 0; i < model.nodes.size(); ++i) {
+    if (static_cast<int>(i) == model.input) continue;
+    const Node& n = model.nodes[i];
+    std::vector<int> in;
+    for (const int x : n.inputs) in.push_back(id[static_cast<std::size_t>(x)]);
+    id[i] = b.copy_node(n, in, n.name);
+  }
+  DecisionRule rule = model.rule;
+  rule.node = id[static_cast<std::size_t>(rule.node)];
+  return b.finish(id[static_cast<std::size_t>(model.output)], rule, model.output_names);
+}
+
 nlohmann::json raw_columns_json(const std::vector<RawColumn>& columns) {
   static const char* forms[] = {"none", "scale_offset", "mean_std", "center_scale"};
   nlohmann::json out = nlohmann::json::array();

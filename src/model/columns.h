@@ -36,6 +36,12 @@ namespace witness {
 [[nodiscard]] Model with_raw_columns(const Model& inner, std::vector<RawColumn> columns,
                                      const std::vector<std::vector<int>>& sources);
 
+// The same model over one input per raw column (a category's code, a number), its preprocessing
+// made IR ops: one-hot as Equal(code, 0..k-1), normalisations as the Sub/Div/Mul/Add they are, in
+// the order to_model computes them (so every value is the same double). For questions asked in raw
+// values (counterfactual queries); model.columns, in order, describe its inputs.
+[[nodiscard]] Model raw_input_model(const Model& model);
+
 // Whether a data column (or schema feature) is the model's raw column `model_name`: the same name,
 // or the name skl2onnx makes of it for a graph input (every character but [A-Za-z0-9_+] becomes
 // '_': "education-num" is read by the input "education_num").

@@ -1,6 +1,7 @@
 #include "query/query.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <z3++.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "model/columns.h"
 #include "model/evaluator.h"
 #include "program/program.h"
 #include "query/expression.h"
@@ -442,6 +444,13 @@ ScenarioValue scenario_value(const std::string& name, F v, bool is_bool) {
 }
 
 int label_of(const Rational& r) { return static_cast<int>(r.to_int64()); }
+
+// A concrete value as the exact rational it is.
+Rational exact_of(const Rational& r) { return r; }
+template <typename F>
+Rational exact_of(F v) {
+  return Rational::from_double(static_cast<double>(v));
+}
 template <typename F>
 int label_of(F v) {
   return static_cast<int>(v);
@@ -460,17 +469,127 @@ class QueryRun {
     a.kind = q_.kind;
     a.semantics = q_.semantics;
     if (q_.semantics == Semantics::Real) {
-      solve<Z3RealDomain, ExactDomain>(a);
+      if (!enumerate<ExactDomain>(a)) solve<Z3RealDomain, ExactDomain>(a);
     } else if (q_.semantics == Semantics::Float64) {
-      if (!scenario_from_real<FloatDomain<double>>(a)) solve<Z3FloatDomain, FloatDomain<double>>(a);
+      if (!enumerate<FloatDomain<double>>(a) && !scenario_from_real<FloatDomain<double>>(a))
+        solve<Z3FloatDomain, FloatDomain<double>>(a);
     } else {
-      if (!scenario_from_real<FloatDomain<float>>(a)) solve<Z3FloatDomain, FloatDomain<float>>(a);
+      if (!enumerate<FloatDomain<float>>(a) && !scenario_from_real<FloatDomain<float>>(a))
+        solve<Z3FloatDomain, FloatDomain<float>>(a);
     }
     a.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     return a;
   }
 
  private:
+  // When every free input of a model takes few values (categories, bools, short int ranges, value
+  // lists) and their combinations are few, the answer comes from evaluating each case in the query's
+  // semantics, as a handful of predictions answers "had she been of another race": exact, and
+  // without a solver over the whole network. False when the query is not of that kind.
+  template <typename C>
+  bool enumerate(QueryAnswer& a) {
+    const auto max_cases = static_cast<long long>(options_.enumerate_cases);
+    if (subject_.model == nullptr || max_cases <= 0) return false;
+    std::vector<std::vector<typename C::Num>> choices;
+    long long cases = 1;
+    for (const PreparedInput& pi : p_.inputs) {
+      std::vector<typename C::Num> values;
+      if (pi.value) {
+        values.push_back(C::literal(*pi.value));
+      } else if (!pi.values.empty()) {
+        for (const std::string& v : pi.values) values.push_back(C::literal(v));
+      } else if (pi.decl->type == InputType::Bool) {
+        values = {C::integer(0), C::integer(1)};
+      } else if (pi.decl->type == InputType::Int && pi.min && pi.max) {
+        const Rational lo = Rational::parse(*pi.min), hi = Rational::parse(*pi.max);
+        if (hi - lo >= Rational(max_cases)) return false;
+        for (std::int64_t k = lo.to_int64(); k <= hi.to_int64(); ++k)
+          values.push_back(C::integer(static_cast<long>(k)));
+      } else {
+        return false;
+      }
+      if (values.empty()) return false;
+      cases *= static_cast<long long>(values.size());
+      if (cases > max_cases) return false;
+      choices.push_back(std::move(values));
+    }
+    if (cases <= 1) return false;  // nothing free: the solver's path says so as well
+    std::vector<std::size_t> ref;  // free inputs with a logged value (nearest)
+    for (std::size_t i = 0; i < p_.inputs.size(); ++i) {
+      if (!p_.inputs[i].value && p_.inputs[i].logged) ref.push_back(i);
+    }
+    C c;
+    ModelInterpreter<C> interpreter(*subject_.model, c, {.outputs = p_.needs_outputs});
+    std::vector<std::size_t> at(choices.size(), 0);
+    std::vector<typename C::Num> xc(choices.size());
+    std::optional<std::vector<typename C::Num>> best;
+    std::size_t best_changed = 0;
+    Rational best_total;
+    bool premise_met = false;
+    for (bool more = true; more;) {
+      for (std::size_t i = 0; i < choices.size(); ++i) xc[i] = choices[i][at[i]];
+      c.side.clear();
+      const ModelValues<C> mv = interpreter.run(xc);
+      if (inputs_declared(c, xc) && premise(c, p_, xc, mv) && c.defined()) {
+        premise_met = true;
+        if (evaluate_condition(p_.behavior, c, xc, mv) == (q_.kind == QueryKind::Might)) {
+          std::size_t changed = 0;
+          Rational total;
+          for (const std::size_t i : ref) {
+            const Rational diff = exact_of(xc[i]) - Rational::parse(*p_.inputs[i].logged);
+            changed += diff.sign() != 0 ? 1 : 0;
+            total = total + diff.abs();
+          }
+          if (!best || changed < best_changed || (changed == best_changed && total < best_total)) {
+            best = xc;
+            best_changed = changed;
+            best_total = total;
+          }
+          if (!q_.nearest) break;
+        }
+      }
+      if ((options_.cancel != nullptr && options_.cancel->load()) ||
+          (options_.time_limit > 0 &&
+           std::chrono::duration<double>(Clock::now() - start_).count() > options_.time_limit)) {
+        a.status = QueryAnswer::Status::Unknown;
+        a.reason_unknown = options_.cancel != nullptr && options_.cancel->load() ? "canceled" : "time limit";
+        return true;
+      }
+      more = false;
+      for (std::size_t i = 0; i < at.size() && !more; ++i) {
+        if (++at[i] < choices[i].size()) {
+          more = true;
+        } else {
+          at[i] = 0;
+        }
+      }
+    }
+    const std::string how = fmt::format("evaluated all {} cases of the free inputs, no solver needed", cases);
+    a.answer = best.has_value() == (q_.kind == QueryKind::Might);
+    if (!best) {
+      a.vacuous = !premise_met;
+      a.note = how;
+      return true;
+    }
+    for (std::size_t i = 0; i < p_.inputs.size(); ++i) {
+      a.scenario.push_back(
+          scenario_value(p_.inputs[i].decl->name, (*best)[i], p_.inputs[i].decl->type == InputType::Bool));
+      a.scenario.back().free = !p_.inputs[i].value;
+    }
+    replay<C>(a, *best);
+    if (q_.nearest && !ref.empty()) {
+      a.changed_inputs = static_cast<int>(best_changed);
+      a.nearest_proven = true;
+      const std::string near = fmt::format(
+          "nearest the logged facts: {} of {} logged inputs changed (fewest possible), total change {:.12g} "
+          "(smallest possible)",
+          best_changed, ref.size(), best_total.to_double());
+      a.note = a.note.empty() ? near : near + "; " + a.note;
+    }
+    a.note = a.note.empty() ? how : a.note + "; " + how;
+    return true;
+  }
+
   template <typename S>
   S make_domain(z3::context& ctx) const {
     if constexpr (std::is_same_v<S, Z3RealDomain>) {
@@ -1143,10 +1262,72 @@ QueryAnswer answer(const Subject& subject, const Query& q, const QueryOptions& o
   }
 }
 
+// A query over the raw columns of a model that carries its preprocessing, as a query over the
+// inputs of raw_input_model: category labels become their codes, a categorical input left free
+// ranges over all its codes, and names are the model's (a data column "education-num" is the
+// skl2onnx input "education_num").
+Query over_codes(const std::vector<RawColumn>& cols, const Query& q) {
+  Query out = q;
+  for (QueryInput& in : out.inputs) {
+    const auto it =
+        std::find_if(cols.begin(), cols.end(), [&](const RawColumn& c) { return same_column(in.name, c.name); });
+    if (it == cols.end()) continue;  // prepare() names inputs the model does not have
+    const std::string at = fmt::format("{}: input '{}'", place(in.where, q.where), in.name);
+    in.name = it->name;
+    if (!it->categorical) {
+      if (in.category) throw InputError(fmt::format("{}: the model reads a number here; declare it int or real", at));
+      continue;
+    }
+    if (!in.category && in.type != InputType::Int) {
+      throw InputError(fmt::format("{}: a categorical column ({} categories: {}); declare type = \"category\"", at,
+                                   it->categories.size(), fmt::join(it->categories, ", ")));
+    }
+    auto code = [&](const std::string& text, const char* field) {
+      const auto c = std::find(it->categories.begin(), it->categories.end(), text);
+      if (c != it->categories.end()) return std::to_string(c - it->categories.begin());
+      if (!in.category) return text;  // an int input: codes as given
+      throw InputError(fmt::format("{}: {} '{}' is not a category of '{}' ({})", at, field, text, it->name,
+                                   fmt::join(it->categories, ", ")));
+    };
+    if (in.category && (in.min || in.max))
+      throw InputError(fmt::format("{}: categories have no min/max; give values = [...] or leave it free", at));
+    if (in.value) in.value = code(*in.value, "value");
+    if (in.logged) in.logged = code(*in.logged, "logged");
+    for (std::string& v : in.values) v = code(v, "values");
+    if (!in.value && in.values.empty() && !in.min && !in.max) {
+      in.min = "0";
+      in.max = std::to_string(it->categories.size() - 1);
+    }
+    in.type = InputType::Int;
+  }
+  return out;
+}
+
+// The answer in the query's own terms: its names for the inputs, category labels for codes.
+void in_query_terms(const std::vector<RawColumn>& cols, const Query& q, QueryAnswer& a) {
+  for (ScenarioValue& v : a.scenario) {
+    const auto it = std::find_if(cols.begin(), cols.end(), [&](const RawColumn& c) { return c.name == v.name; });
+    if (it == cols.end()) continue;
+    for (const QueryInput& in : q.inputs) {
+      if (same_column(in.name, v.name)) v.name = in.name;
+    }
+    const double code = v.number;
+    if (it->categorical && code >= 0 && code < static_cast<double>(it->categories.size()) && std::floor(code) == code) {
+      v.text = it->categories[static_cast<std::size_t>(code)];
+      v.exact.clear();
+      v.category = true;
+    }
+  }
+}
+
 }  // namespace
 
 QueryAnswer answer_query(const Model& model, const Query& q, const QueryOptions& options) {
-  return answer(subject_of(model), q, options);
+  if (model.columns.empty()) return answer(subject_of(model), q, options);
+  const Model raw = raw_input_model(model);
+  QueryAnswer a = answer(subject_of(raw), over_codes(model.columns, q), options);
+  in_query_terms(model.columns, q, a);
+  return a;
 }
 
 QueryAnswer answer_query(const Program& program, const Query& q, const QueryOptions& options) {

@@ -50,6 +50,9 @@ struct QueryInput {
   // The logged fact of an input the query leaves free: what `nearest` measures changes from.
   // Query files set it from `logged = ...`, or from the file's own value the query overrides.
   std::optional<std::string> logged;
+  // type = "category": a categorical column of a model that carries its preprocessing; values are
+  // category labels (free: any of its categories). Answered over the category's code (an int).
+  bool category = false;
   std::string where;  // "file: line L" for messages; empty for queries built in code
 
   static QueryInput fixed(std::string name, InputRole role, InputType type, std::string value);
@@ -95,6 +98,11 @@ struct QueryOptions {
   // `values` inputs) is kept as guarded constants and computed exactly in C++, so Z3 bit-blasts
   // no arithmetic for it. 0 sends every float op to Z3 (the tests cross-check both ways).
   std::size_t float_cases = 256;
+  // A model's query whose free inputs all take few values (categories, bools, short int ranges,
+  // value lists), with at most this many combinations, is answered by evaluating every case in the
+  // query's semantics instead of by the solver (the same answer, exact, in milliseconds). 0: the
+  // solver answers every query (the tests cross-check both ways).
+  std::size_t enumerate_cases = 4096;
   // Megabytes Z3 may allocate (a float query over a network can take gigabytes); beyond, the
   // answer is unknown ("out of memory"). Z3 has one bound per process; <= 0: none.
   double memory_limit_mb = 4096;
@@ -105,10 +113,11 @@ struct QueryOptions {
 
 struct ScenarioValue {
   std::string name;
-  std::string text;   // as printed: shortest round-trip decimal, "true"/"false" for bools
-  double number = 0;  // nearest double
-  std::string exact;  // real semantics: "p/q" when the value is not an exact decimal of `text`
-  bool free = false;  // the query left this input free (no fixed value)
+  std::string text;       // as printed: shortest round-trip decimal, "true"/"false" for bools
+  double number = 0;      // nearest double
+  std::string exact;      // real semantics: "p/q" when the value is not an exact decimal of `text`
+  bool free = false;      // the query left this input free (no fixed value)
+  bool category = false;  // `text` is a category label (the model's own code is `number`)
 };
 
 struct QueryAnswer {

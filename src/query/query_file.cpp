@@ -134,11 +134,13 @@ class QueryFileReader {
     if (r != "environment" && r != "state") fail(role, fmt::format("role must be environment or state, not '{}'", r));
     in.role = r == "environment" ? InputRole::Environment : InputRole::State;
     const toml::node* type = t->get("type");
-    if (type == nullptr) fail(&n, fmt::format("input '{}' needs type = \"bool\", \"int\" or \"real\"", name));
+    if (type == nullptr)
+      fail(&n, fmt::format("input '{}' needs type = \"bool\", \"int\", \"real\" or \"category\"", name));
     const std::string ty = string_of(type, "'type'");
-    if (ty != "bool" && ty != "int" && ty != "real")
-      fail(type, fmt::format("type must be bool, int or real, not '{}'", ty));
-    in.type = ty == "bool" ? InputType::Bool : ty == "int" ? InputType::Int : InputType::Real;
+    if (ty != "bool" && ty != "int" && ty != "real" && ty != "category")
+      fail(type, fmt::format("type must be bool, int, real or category, not '{}'", ty));
+    in.type = ty == "bool" ? InputType::Bool : ty == "real" ? InputType::Real : InputType::Int;
+    in.category = ty == "category";
     if (const toml::node* v = t->get("value")) in.value = scalar(*v, "'value'");
     if (const toml::node* v = t->get("logged")) in.logged = scalar(*v, "'logged'");
     if (const toml::node* v = t->get("min")) in.min = scalar(*v, "'min'");

@@ -75,7 +75,9 @@ nlohmann::json query_json(const Query& q, const QueryAnswer& a) {
   } else {
     nlohmann::json s = nlohmann::json::object();
     for (const auto& v : a.scenario) {
-      if (v.text == "true" || v.text == "false") {
+      if (v.category) {
+        s[v.name] = v.text;
+      } else if (v.text == "true" || v.text == "false") {
         s[v.name] = v.text == "true";
       } else {
         s[v.name] = v.number;

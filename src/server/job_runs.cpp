@@ -244,7 +244,13 @@ nlohmann::json describe_inputs(const RootFolder& root, const std::string& path, 
   }
   const Model m = load_model(file.string());
   nlohmann::json inputs = nlohmann::json::array();
-  for (int i = 0; i < m.input_width(); ++i) {
+  // A model that carries its preprocessing is asked in raw columns: categories by their labels.
+  for (const RawColumn& c : m.columns) {
+    nlohmann::json in = {{"name", c.name}, {"type", c.categorical ? "category" : "real"}};
+    if (c.categorical) in["categories"] = c.categories;
+    inputs.push_back(std::move(in));
+  }
+  for (int i = 0; m.columns.empty() && i < m.input_width(); ++i) {
     const auto k = static_cast<std::size_t>(i);
     inputs.push_back(
         {{"name", k < m.input_names.size() ? m.input_names[k] : fmt::format("input[{}]", i)}, {"type", "real"}});

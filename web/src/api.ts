@@ -55,7 +55,8 @@ export interface Listing {
 
 export interface InputInfo {
   name: string;
-  type: "real" | "int" | "bool";
+  type: "real" | "int" | "bool" | "category";
+  categories?: string[]; // a categorical column of a model that carries its preprocessing
 }
 
 export interface Inputs {

@@ -220,8 +220,11 @@ export class QueryWorkspace {
     if (!this.table || !this.info) return;
     const header = this.table.header;
     const unnamed = this.info.inputs.every((x) => /^input\[\d+\]$/.test(x.name));
+    // skl2onnx names a graph input after its column with every character but [A-Za-z0-9_+] made '_'.
+    const onnxName = (c: string) => c.replace(/[^A-Za-z0-9_+]/g, "_").replace(/^([0-9])/, "_$1");
     this.info.inputs.forEach((x, i) => {
-      const byName = header.indexOf(x.name);
+      let byName = header.indexOf(x.name);
+      if (byName < 0) byName = header.findIndex((c) => onnxName(c) === x.name);
       if (byName >= 0) this.columnOf.set(x.name, byName);
       else if (unnamed && i < header.length) this.columnOf.set(x.name, i);
     });
@@ -303,8 +306,18 @@ export class QueryWorkspace {
         hi: h("input", { type: "text", class: "hi", size: 6, ...label("highest value"), disabled: true }),
         values: h("input", { type: "text", class: "values", size: 10, ...label("allowed values"), placeholder: "a, b, c", disabled: true }),
         role: select(["environment", "state"], "environment", { class: "role", ...label("role") }),
-        type: select(["real", "int", "bool"], this.defaultType(x.name, x.type), { class: "type", ...label("type") }),
+        type: x.type === "category"
+          ? select(["category"], "category", { class: "type", ...label("type") })
+          : select(["real", "int", "bool"], this.defaultType(x.name, x.type), { class: "type", ...label("type") }),
       };
+      if (x.categories && x.categories.length > 0) {
+        // The categories as choices: the logged value's suggestions, the values' placeholder; free means any.
+        const id = `categories-${this.rows.length}`;
+        this.inputsBody.appendChild(h("datalist", { id }, ...x.categories.map((c) => h("option", { value: c }))));
+        r.value.setAttribute("list", id);
+        r.values.placeholder = x.categories.slice(0, 3).join(", ") + (x.categories.length > 3 ? ", …" : "");
+        r.values.title = `categories: ${x.categories.join(", ")}`;
+      }
       const kept = this.choices.get(x.name);
       if (kept) {
         r.mode.value = kept.mode;
@@ -318,7 +331,7 @@ export class QueryWorkspace {
         this.choices.set(x.name, { mode: r.mode.value, lo: r.lo.value, hi: r.hi.value, values: r.values.value, role: r.role.value, type: r.type.value });
       const sync = () => {
         const m = r.mode.value as Mode;
-        r.lo.disabled = r.hi.disabled = m !== "free";
+        r.lo.disabled = r.hi.disabled = m !== "free" || x.type === "category";
         r.values.disabled = m !== "values";
       };
       sync();

@@ -1,7 +1,7 @@
 // Generates a query file (docs/query.md) from the Query workspace's choices. The text is what
 // the server answers and what "Save TOML" downloads, so the CLI reads exactly the same query.
 
-export type InputType = "real" | "int" | "bool";
+export type InputType = "real" | "int" | "bool" | "category";
 export type Role = "environment" | "state";
 
 export type InputDecl =
@@ -54,6 +54,10 @@ const TOML_FLOAT = /^[+-]?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/;
 export function tomlNumber(raw: string, type: InputType): string {
   const s = raw.trim();
   if (type === "bool") return toBool(s) ? "true" : "false";
+  if (type === "category") {
+    if (s === "") throw new Error("empty category");
+    return tomlString(s);
+  }
   if (s === "") throw new Error("empty number");
   if (type === "int") {
     if (TOML_INT.test(s)) return s.replace(/^\+/, "");
