@@ -90,9 +90,9 @@ def _is_frame(value: Any) -> bool:
 
 def _subject(model: Any, schema: Any, data: Any, what: str = "data") -> Tuple[Any, Schema, Any]:
     """The witness Model, the Schema (a pipeline's own, read off the data, when none is given) and the
-    data rows. A DataFrame in the schema's place is the data. A converted scikit-learn Pipeline is
+    data rows. A DataFrame (or a .csv path) in the schema's place is the data. A converted scikit-learn Pipeline is
     checked against its own predict on the data rows."""
-    if _is_frame(schema):
+    if _is_frame(schema) or (isinstance(schema, (str, os.PathLike)) and os.fspath(schema).lower().endswith(".csv")):
         if data is not None:
             raise InputError("give the data once: as the second argument or as data=..., not both")
         schema, data = None, schema
