@@ -8,10 +8,7 @@ namespace witness::cli {
 namespace {
 
 struct BiasArgs {
-  std::string model;
-  std::string schema;
-  std::string box;
-  std::string protected_list;
+  SubjectArgs subject;
   std::string data;
   bool json = false;
   std::map<std::string, std::string> options;  // bias_options() and the run options, as given
@@ -23,11 +20,7 @@ void run_bias_command(const BiasArgs& args) {
   BiasJob job;
   set_job_options(bias_options(), job, env, given_options(args.options));
   env.start();
-  SubjectSource src;
-  src.model_path = args.model;
-  src.schema_path = args.schema;
-  src.box = args.box;
-  src.protected_names = split_list(args.protected_list);
+  SubjectSource src = args.subject.source();
   src.data.path = args.data;
   const RunOutput out = run_bias(load_subject(src), job, env, command_line());
   print_stats(env);
@@ -41,7 +34,7 @@ void add_bias_command(CLI::App& app) {
   auto args = std::make_shared<BiasArgs>();
   CLI::App* cmd = app.add_subcommand(
       "bias", "Estimate Bias%: the share of inputs whose label changes with the protected attribute");
-  add_subject_options(*cmd, args->model, args->schema, args->box, args->protected_list);
+  add_subject_options(*cmd, args->subject);
   cmd->add_option("--data", args->data,
                   "draw inputs from the rows of this CSV instead of uniformly (PyFair's way); a model that carries "
                   "its preprocessing reads its schema off them");

@@ -21,6 +21,7 @@
 #include "domain/schema.h"
 #include "model/model.h"
 #include "report/rows.h"
+#include "run/subject.h"
 
 namespace witness {
 struct RunOutput;
@@ -75,8 +76,17 @@ void print_stats(const Env& env);
 
 // The positional MODEL and --schema, --box, --protected of fair, test and bias. --schema may be left
 // out for a model that carries its preprocessing when --data is given (run/subject.h).
-void add_subject_options(CLI::App& cmd, std::string& model, std::string& schema, std::string& box,
-                         std::string& protected_list);
+struct SubjectArgs {
+  std::string model;
+  std::string schema;
+  std::string box;
+  std::string protected_list;
+
+  [[nodiscard]] SubjectSource source() const;
+};
+// `rows` names the flag whose rows give a pipeline's schema; test's MODEL is optional (--cmd).
+void add_subject_options(CLI::App& cmd, SubjectArgs& args, const std::string& rows = "--data",
+                         bool model_required = true);
 // The options given (non-empty), as set_job_options takes them.
 std::map<std::string, std::string> given_options(const std::map<std::string, std::string>& raw);
 // A job's answer on stdout: the --json document, or the text.
@@ -84,8 +94,6 @@ void print_answer(const RunOutput& out, bool json);
 // 0 verified, 10 witness, 20 inconclusive, from a fair answer's JSON.
 int verdict_exit_code(const nlohmann::json& result);
 
-// Splits "a,b,c" into its parts, dropping empty ones.
-std::vector<std::string> split_list(const std::string& text);
 // Prints a JSON document on stdout (the only thing on stdout with --json).
 void print_json(const nlohmann::json& doc);
 // --html OUT.html and --report-json OUT.json of fair, test and bias.

@@ -28,15 +28,27 @@ void add_option_flags(CLI::App& cmd, const std::vector<OptionSpec>& specs, std::
   }
 }
 
-void add_subject_options(CLI::App& cmd, std::string& model, std::string& schema, std::string& box,
-                         std::string& protected_list) {
-  cmd.add_option("model", model, "model file (.json mlp-json-v1, Keras .h5, .onnx incl. skl2onnx pipelines, .nnet)")
-      ->required();
-  cmd.add_option("--schema", schema,
+SubjectSource SubjectArgs::source() const {
+  SubjectSource src;
+  src.model_path = model;
+  src.schema_path = schema;
+  src.box = box;
+  src.protected_names = split_list(protected_list);
+  return src;
+}
+
+void add_subject_options(CLI::App& cmd, SubjectArgs& args, const std::string& rows, bool model_required) {
+  auto* model = cmd.add_option("model", args.model,
+                               std::string("model file (.json mlp-json-v1, Keras .h5, .onnx incl. skl2onnx pipelines, "
+                                           ".nnet)") +
+                                   (model_required ? "" : "; or use --cmd"));
+  if (model_required) model->required();
+  cmd.add_option("--schema", args.schema,
                  "input schema (TOML); a model that carries its preprocessing (a skl2onnx pipeline) brings its own, "
-                 "read off --data");
-  cmd.add_option("--box", box, "use a named alternative box of the schema (e.g. fairify)");
-  cmd.add_option("--protected", protected_list, "protected attributes, comma-separated (default: the schema's)");
+                 "read off " +
+                     rows);
+  cmd.add_option("--box", args.box, "use a named alternative box of the schema (e.g. fairify)");
+  cmd.add_option("--protected", args.protected_list, "protected attributes, comma-separated (default: the schema's)");
 }
 
 std::map<std::string, std::string> given_options(const std::map<std::string, std::string>& raw) {
@@ -78,20 +90,6 @@ void apply_env_options(Env& env, const std::map<std::string, std::string>& raw) 
 void print_stats(const Env& env) {
   if (!env.options.get_bool("stats") && env.options.get_int("verbose") < 1) return;
   for (const auto& [name, value] : env.stats.all()) std::cerr << fmt::format("stats: {} = {}\n", name, value);
-}
-
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : text + ",") {
-    if (c == ',') {
-      if (!cur.empty()) out.push_back(cur);
-      cur.clear();
-    } else if (c != ' ') {
-      cur += c;
-    }
-  }
-  return out;
 }
 
 void print_json(const nlohmann::json& doc) { std::cout << json_text(doc) << '\n'; }

@@ -15,10 +15,8 @@ namespace witness::cli {
 namespace {
 
 struct DualArgs {
-  std::string model;
-  std::string schema;
-  std::string box;
-  std::string protected_list;
+  SubjectArgs subject;
+  std::string data;
   std::string out;
   bool duplicate = false;
 };
@@ -29,12 +27,11 @@ void run_dual(const DualArgs& args) {
     throw InputError(args.out, "",
                      "the dual model can only be written as ONNX (.onnx); mlp-json-v1 holds only plain MLPs");
   }
-  const Model model = load_model(args.model);
-  const Schema schema = load_schema_for(model, args.schema, args.box);
-  const std::vector<std::string> names =
-      args.protected_list.empty() ? schema.protected_names() : split_list(args.protected_list);
-  if (names.empty()) throw InputError(args.schema, "", "no protected attribute: give --protected or set `protected`");
-  const DualModel d = make_dual_model(model, schema, schema.protected_indices(names),
+  SubjectSource src = args.subject.source();
+  src.data.path = args.data;
+  const JobSubject subject = load_subject(src);
+  const Model& model = *subject.model;
+  const DualModel d = make_dual_model(model, subject.schema, subject.protected_features,
                                       args.duplicate ? DualForm::Duplicated : DualForm::BlockDiagonal);
   save_onnx(d.model, args.out);
 
@@ -59,10 +56,8 @@ void add_dual_command(CLI::App& app) {
   auto args = std::make_shared<DualArgs>();
   CLI::App* cmd = app.add_subcommand(
       "dual", "Write the dual network (PyFair): label 1 iff the model's labels differ on x and on x'");
-  cmd->add_option("model", args->model, "model file (.json mlp-json-v1, Keras .h5, .onnx)")->required();
-  cmd->add_option("--schema", args->schema, "input schema (TOML)")->required();
-  cmd->add_option("--box", args->box, "use a named alternative box of the schema (e.g. fairify)");
-  cmd->add_option("--protected", args->protected_list, "protected attributes, comma-separated (default: the schema's)");
+  add_subject_options(*cmd, args->subject);
+  cmd->add_option("--data", args->data, "CSV of raw rows: the schema of a model that carries its preprocessing");
   cmd->add_flag("--duplicate", args->duplicate,
                 "two copies of every layer instead of block-diagonal layers (logits bit-identical to the model's)");
   cmd->add_option("-o,--output", args->out, "output file (.onnx)")->required();

@@ -24,10 +24,7 @@ namespace witness::cli {
 namespace {
 
 struct FairArgs {
-  std::string model;
-  std::string schema;
-  std::string box;
-  std::string protected_list;
+  SubjectArgs subject;
   std::string seeds;
   std::string witnesses_out;
   std::string regions_out;
@@ -42,11 +39,7 @@ int run_fair_command(const FairArgs& args) {
   FairJob job;
   set_job_options(fair_options(), job, env, given_options(args.options));
   env.start();
-  SubjectSource src;
-  src.model_path = args.model;
-  src.schema_path = args.schema;
-  src.box = args.box;
-  src.protected_names = split_list(args.protected_list);
+  SubjectSource src = args.subject.source();
   src.data.path = args.data;
   src.seeds.path = args.seeds;
   const JobSubject subject = load_subject(src);
@@ -132,7 +125,7 @@ void add_fair_command(CLI::App& app, int& status) {
       "fair",
       "Find an unfairness witness (two inputs that differ only in protected attributes and get different "
       "labels), or prove that none exists. Exit 0 verified, 10 witness, 20 inconclusive");
-  add_subject_options(*cmd, args->model, args->schema, args->box, args->protected_list);
+  add_subject_options(*cmd, args->subject);
   cmd->add_option("--seeds", args->seeds, "CSV of seed rows (concolic: every row; dual: the first is the start)");
   cmd->add_option("--witnesses-out", args->witnesses_out, "write the witness pairs as CSV (raw, named values)");
   cmd->add_option("--regions-out", args->regions_out,

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/cli.h"
+#include "model/columns.h"
 #include "model/loaders.h"
 
 namespace witness::cli {
@@ -58,6 +59,15 @@ std::string names_text(const std::vector<std::string>& names) {
   return fmt::format("{}, {}, ..., {}", names[0], names[1], names.back());
 }
 
+// A model that carries its preprocessing: each raw column and how it becomes model inputs.
+std::string column_text(const RawColumn& c) {
+  std::string how;
+  if (c.categorical) how = fmt::format("{} categories, {}", c.categories.size(), c.one_hot ? "one-hot" : "code");
+  if (c.norm.form != Normalisation::Form::None) how += (how.empty() ? "" : ", ") + c.norm.describe("x");
+  if (!c.missing.empty()) how += fmt::format("{}missing -> {}", how.empty() ? "" : ", ", c.missing);
+  return how.empty() ? c.name : fmt::format("{} ({})", c.name, how);
+}
+
 void run_info(const InfoArgs& args) {
   Model m = load_model(args.model);
   if (!args.schema.empty()) m.input_names = load_schema_for(m, args.schema, "").model_input_names();
@@ -75,15 +85,26 @@ void run_info(const InfoArgs& args) {
       const Node& n = m.nodes[i];
       layers.push_back({{"id", i}, {"op", op_name(n.op)}, {"name", n.name}, {"width", n.width}, {"inputs", n.inputs}});
     }
-    nlohmann::json doc = {{"model", m.name},         {"file", m.source},          {"format", m.format},
-                          {"inputs", m.input_names}, {"outputs", m.output_names}, {"layers", layers},
-                          {"op_counts", counts},     {"parameters", params},      {"relu_neurons", relus},
-                          {"decision", rule_text(m)}};
+    nlohmann::json doc = {{"model", m.name},
+                          {"file", m.source},
+                          {"format", m.format},
+                          {"inputs", m.input_names},
+                          {"outputs", m.output_names},
+                          {"layers", layers},
+                          {"op_counts", counts},
+                          {"parameters", params},
+                          {"relu_neurons", relus},
+                          {"decision", rule_text(m)},
+                          {"columns", raw_columns_json(m.columns)}};
     if (!m.input_bounds.empty()) doc["input_bounds"] = m.input_bounds;  // [[min, max], ...]; not enforced
     print_json(doc);
     return;
   }
   std::cout << fmt::format("model      {} ({}, {})\n", m.name, m.format, m.source);
+  if (!m.columns.empty()) {
+    std::cout << fmt::format("columns    {} raw columns, preprocessing carried by the model:\n", m.columns.size());
+    for (const RawColumn& c : m.columns) std::cout << "             " << column_text(c) << "\n";
+  }
   std::cout << fmt::format("inputs     {}: {}\n", m.input_width(), names_text(m.input_names));
   std::cout << fmt::format("outputs    {}: {}\n", m.output_width(), names_text(m.output_names));
   std::cout << fmt::format("decision   {}\n", rule_text(m));

@@ -17,11 +17,8 @@ namespace witness::cli {
 namespace {
 
 struct TestArgs {
-  std::string model;
+  SubjectArgs subject;
   std::string command;
-  std::string schema;
-  std::string box;
-  std::string protected_list;
   std::string seeds;
   std::string out;
   bool json = false;
@@ -39,13 +36,9 @@ void run_test_command(const TestArgs& args, int& status) {
   const std::map<std::string, std::string> given = given_options(args.options);
   set_job_options(test_options(), o, env, given);
   env.start();
-  if (args.model.empty() == args.command.empty())
+  if (args.subject.model.empty() == args.command.empty())
     throw InputError("give either a MODEL file or a non-empty --cmd \"program\" (not both)");
-  SubjectSource src;
-  src.model_path = args.model;
-  src.schema_path = args.schema;
-  src.box = args.box;
-  src.protected_names = split_list(args.protected_list);
+  SubjectSource src = args.subject.source();
   src.seeds.path = args.seeds;
   const JobSubject subject = load_subject(src);
   const Schema& schema = subject.schema;
@@ -99,14 +92,9 @@ void add_test_command(CLI::App& app, int& status) {
   auto args = std::make_shared<TestArgs>();
   CLI::App* cmd =
       app.add_subcommand("test", "Generate discriminatory test inputs (SymbGen, THEMIS, AEQUITAS, ADF, random pairs)");
-  cmd->add_option("model", args->model,
-                  "model file (.json mlp-json-v1, Keras .h5, .onnx incl. skl2onnx pipelines); or use --cmd");
+  add_subject_options(*cmd, args->subject, "--seeds", false);
   cmd->add_option("--cmd", args->command,
                   "black-box program: reads CSV rows on stdin, prints one label per row (docs/blackbox.md)");
-  cmd->add_option("--schema", args->schema,
-                  "input schema (TOML); a model that carries its preprocessing brings its own, read off --seeds");
-  cmd->add_option("--box", args->box, "use a named alternative box of the schema (e.g. fairify)");
-  cmd->add_option("--protected", args->protected_list, "protected attributes, comma-separated (default: the schema's)");
   cmd->add_option("--seeds", args->seeds, "dataset CSV: seed inputs and the distribution of perturbations");
   cmd->add_option("--out", args->out, "write the discriminatory pairs as CSV (raw, named values)");
   cmd->add_flag("--json", args->json, "print one JSON document on stdout");

@@ -38,6 +38,8 @@ void check_option_value(const OptionSpec& spec, const std::string& value);
 std::string option_help(const OptionSpec& spec);
 // A real as the shortest text that reads back as the same double ("1", "0.3").
 std::string number_text(double v);
+// Splits a list option "a, b,c" into its names, dropping spaces and empty parts.
+std::vector<std::string> split_list(const std::string& text);
 
 // The options shared by all subcommands.
 const std::vector<OptionSpec>& option_table();

@@ -307,4 +307,33 @@ std::vector<WitnessPair> falsify(const Model& model, const Schema& schema, const
   return std::move(hunt.found());
 }
 
+std::vector<WitnessPair> witnesses_in_rows(const Model& model, const Schema& schema,
+                                           const std::vector<int>& protected_features, const Eigen::MatrixXd& raw,
+                                           int max, SearchStats& stats) {
+  std::vector<WitnessPair> out;
+  if (raw.cols() == 0 || max <= 0) return out;
+  const std::vector<Eigen::VectorXd> combos = protected_combinations(schema, protected_features);
+  Evaluator<double> ev(model);
+  std::vector<int> own;
+  ev.labels(schema.to_model_columns(raw), own);
+  std::vector<std::vector<int>> labels(combos.size());
+  for (std::size_t c = 0; c < combos.size(); ++c)
+    ev.labels(schema.to_model_columns(with_protected(raw, protected_features, combos[c])), labels[c]);
+  stats.tests += raw.cols() * static_cast<long long>(combos.size() + 1);
+  for (Eigen::Index i = 0; i < raw.cols() && static_cast<int>(out.size()) < max; ++i) {
+    const auto row = static_cast<std::size_t>(i);
+    for (std::size_t c = 0; c < combos.size(); ++c) {
+      if (labels[c][row] == own[row]) continue;
+      const Eigen::VectorXd x = raw.col(i);
+      const Eigen::VectorXd x_prime = with_protected(raw.col(i), protected_features, combos[c]).col(0);
+      if (auto w = replay_witness(model, schema, protected_features, schema.to_model(x), schema.to_model(x_prime))) {
+        out.push_back(std::move(*w));
+        break;
+      }
+      ++stats.rejected;
+    }
+  }
+  return out;
+}
+
 }  // namespace witness

@@ -125,6 +125,7 @@ class ColumnLifter {
   std::int64_t axis_of(const Ctx& c, std::int64_t axis, std::size_t per_row_rank) const;
   ColumnState& column_of(const Ref& r) { return columns_[static_cast<std::size_t>(r.column)]; }
   void set_categories(const Ctx& c, ColumnState& col, std::vector<std::string> labels, bool one_hot);
+  void set_missing(const Ctx& c, ColumnState& col, const std::string& fill) const;
   onnx::ModelProto rewrite(const std::vector<bool>& lifted) const;
 
   const onnx::ModelProto& mp_;
@@ -241,6 +242,12 @@ void ColumnLifter::set_categories(const Ctx& c, ColumnState& col, std::vector<st
   col.categories = std::move(labels);
   col.one_hot = one_hot;
   col.step = fmt::format("{} {}", c.node.op_type(), c.where);
+}
+
+void ColumnLifter::set_missing(const Ctx& c, ColumnState& col, const std::string& fill) const {
+  if (!col.missing.empty() && col.missing != fill)
+    unsupported(c.where, fmt::format("column '{}' is imputed twice", col.name));
+  col.missing = fill;
 }
 
 // --- shape ops ---------------------------------------------------------------------------------
@@ -462,10 +469,7 @@ void ColumnLifter::imputer(const Ctx& c) {
     if (r.kind != Ref::Kind::Value || r.norm.form != Normalisation::Form::None)
       unsupported(c.where, fmt::format("imputes column '{}' after it was encoded", column_of(r).name));
     ColumnState& col = column_of(r);
-    const std::string text = number_label(fill.size() == 1 ? fill[0] : fill[i % last]);
-    if (!col.missing.empty() && col.missing != text)
-      unsupported(c.where, fmt::format("column '{}' is imputed twice", col.name));
-    col.missing = text;
+    set_missing(c, col, number_label(fill.size() == 1 ? fill[0] : fill[i % last]));
   }
   set(c, 0, x);
 }
@@ -485,11 +489,7 @@ void ColumnLifter::where_missing(const Ctx& c) {
     if (t.kind != Ref::Kind::IsMissing || r.kind != Ref::Kind::Value || t.column != r.column)
       unsupported(c.where, "Where other than an imputer's (a missing-value test, the fill value, the same column)");
     const std::size_t k = count == 1 ? 0 : i;
-    const std::string text = fill.kind == LValue::Kind::Strings ? fill.strings[k] : number_label(fill.numbers[k]);
-    ColumnState& col = column_of(r);
-    if (!col.missing.empty() && col.missing != text)
-      unsupported(c.where, fmt::format("column '{}' is imputed twice", col.name));
-    col.missing = text;
+    set_missing(c, column_of(r), fill.kind == LValue::Kind::Strings ? fill.strings[k] : number_label(fill.numbers[k]));
   }
   set(c, 0, x);
 }

@@ -10,6 +10,7 @@
 #include "core/choice.h"
 #include "core/error.h"
 #include "fairness/bias.h"
+#include "fairness/falsify.h"
 #include "fairness/group_metrics.h"
 #include "model/loaders.h"
 #include "program/program.h"
@@ -23,20 +24,6 @@
 
 namespace witness {
 namespace {
-
-std::vector<std::string> split_names(const std::string& text) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (const char c : text + ",") {
-    if (c == ',') {
-      if (!cur.empty()) out.push_back(cur);
-      cur.clear();
-    } else if (c != ' ') {
-      cur += c;
-    }
-  }
-  return out;
-}
 
 // A row of a settings table, reading and writing a member of a bigger job struct.
 template <typename J, typename S>
@@ -78,6 +65,43 @@ std::vector<std::string> engine_names() {
   std::vector<std::string> out;
   for (const EngineInfo& e : fairness_engines()) out.push_back(e.name);
   return out;
+}
+
+// With data rows (and no quantification): the rows that a protected change flips are witnesses
+// first, real people rather than points the search made up; the engine runs when they are fewer
+// than asked, and its witnesses follow theirs.
+FairnessResult fair_with_rows(const JobSubject& subject, const FairnessProblem& problem, const std::string& engine,
+                              const EngineSettings& settings, Env& env) {
+  if (!subject.data || settings.quantify) return run_fairness_engine(engine, problem, settings, env);
+  const int asked = std::max(1, settings.max_witnesses);
+  SearchStats rows_stats;
+  std::vector<WitnessPair> found = witnesses_in_rows(*subject.model, subject.schema, subject.protected_features,
+                                                     subject.data->raw, asked, rows_stats);
+  FairnessResult r;
+  if (static_cast<int>(found.size()) >= asked) {
+    r.verdict = Verdict::Witness;
+    r.engine = fairness_engine(engine).name;
+    r.witnesses = std::move(found);
+    r.witnesses_asked = asked;
+    r.stats = rows_stats;
+    r.stats.seconds = env.elapsed_seconds();
+  } else {
+    r = run_fairness_engine(engine, problem, settings, env);
+    for (WitnessPair& w : r.witnesses) {
+      if (static_cast<int>(found.size()) == asked) break;
+      if (std::none_of(found.begin(), found.end(), [&](const WitnessPair& o) { return o.raw == w.raw; }))
+        found.push_back(std::move(w));
+    }
+    if (found.empty()) return r;
+    r.witnesses = std::move(found);
+    r.verdict = Verdict::Witness;
+    r.reason.clear();
+    if (static_cast<int>(r.witnesses.size()) >= asked) r.witnesses_note.clear();
+    r.stats.tests += rows_stats.tests;
+  }
+  r.phase = r.phase.empty() ? "data rows" : "data rows, then " + r.phase;
+  record_search_stats(r.stats, env.stats);
+  return r;
 }
 
 }  // namespace
@@ -147,6 +171,16 @@ const std::vector<SettingOption<QueryJob>>& query_options() {
       {{"only", OptionSpec::Type::String, "", 0, 0, "answer only these queries (comma-separated names)", {}},
        [](QueryJob& j, const std::string& v) { j.only = v; },
        [](const QueryJob& j) { return j.only; }},
+      {{"enumerate-cases",
+        OptionSpec::Type::Int,
+        "4096",
+        0,
+        1e7,
+        "free inputs that all take few values, with at most this many combinations, are answered case by case "
+        "(0: always the solver)",
+        {}},
+       [](QueryJob& j, const std::string& v) { j.options.enumerate_cases = static_cast<std::size_t>(std::stod(v)); },
+       [](const QueryJob& j) { return std::to_string(j.options.enumerate_cases); }},
   };
   return options;
 }
@@ -158,7 +192,7 @@ RunOutput run_fair(const JobSubject& subject, const FairJob& job, Env& env, cons
   if (subject.seeds) settings.seeds = &subject.seeds->raw;
   env.log(1, "fair: {} ({} inputs), engine {}, protected {}", subject.model->name, subject.model->input_width(),
           job.engine, fmt::format("{}", fmt::join(subject.protected_names, ",")));
-  FairnessResult r = run_fairness_engine(job.engine, problem, settings, env);
+  FairnessResult r = fair_with_rows(subject, problem, job.engine, settings, env);
   if (subject.data)
     r.data =
         measure_rows(*subject.model, subject.schema, subject.protected_features, subject.data->raw, subject.data_name);
@@ -241,7 +275,7 @@ RunOutput run_bias(const JobSubject& subject, const BiasJob& job, Env& env, cons
 
 std::vector<Query> job_queries(std::vector<Query> queries, const QueryJob& job) {
   if (!job.only.empty()) {
-    const std::vector<std::string> keep = split_names(job.only);
+    const std::vector<std::string> keep = split_list(job.only);
     for (const auto& k : keep) {
       if (std::none_of(queries.begin(), queries.end(), [&](const Query& q) { return q.name == k; }))
         throw InputError(fmt::format("--only: no query named '{}'", k));

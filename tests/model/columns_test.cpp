@@ -100,19 +100,24 @@ TEST(RawColumns, GroupedCategoriesFoldIntoDense) {
   }
 }
 
-TEST(RawColumns, TreesAreRenamed) {
+// One tree over two transformed features, two classes.
+Model tree_model(const TreeEnsemble::Tree& t) {
   auto te = std::make_shared<TreeEnsemble>();
-  TreeEnsemble::Tree t;
-  t.nodes.resize(5);
-  t.nodes[0] = {TreeEnsemble::Mode::Leq, 1, 0.5, 1, 2, false};  // race=b?
-  t.nodes[2] = {TreeEnsemble::Mode::Leq, 0, 0.2, 3, 4, false};  // standardised age
-  t.leaves = {{1, 0, 1.0}, {3, 1, 1.0}, {4, 0, 1.0}};
   te->trees = {t};
   te->n_targets = 2;
   te->classifier = true;
   ModelBuilder b("tree", {"t0", "t1"});
   const int y = b.tree_ensemble(b.input(), te, "trees");
-  const Model inner = b.finish(y, DecisionRule{});
+  return b.finish(y, DecisionRule{});
+}
+
+TEST(RawColumns, TreesAreRenamed) {
+  TreeEnsemble::Tree t;
+  t.nodes.resize(5);
+  t.nodes[0] = {TreeEnsemble::Mode::Leq, 1, 0.5, 1, 2, false};  // race=b?
+  t.nodes[2] = {TreeEnsemble::Mode::Leq, 0, 0.2, 3, 4, false};  // standardised age
+  t.leaves = {{1, 0, 1.0}, {3, 1, 1.0}, {4, 0, 1.0}};
+  const Model inner = tree_model(t);
   const Case k;
   const std::vector<std::vector<int>> sources = {{3}, {1}};
   const Model m = with_raw_columns(inner, k.cols, sources);
@@ -128,17 +133,11 @@ TEST(RawColumns, TreesAreRenamed) {
 }
 
 TEST(RawColumns, TreesOverGroupedCategoriesKeepASelectionLayer) {
-  auto te = std::make_shared<TreeEnsemble>();
   TreeEnsemble::Tree t;
   t.nodes.resize(3);
   t.nodes[0] = {TreeEnsemble::Mode::Leq, 1, 0.5, 1, 2, false};  // race in {b, c}?
   t.leaves = {{1, 0, 1.0}, {2, 1, 1.0}};
-  te->trees = {t};
-  te->n_targets = 2;
-  te->classifier = true;
-  ModelBuilder b("tree", {"t0", "t1"});
-  const int y = b.tree_ensemble(b.input(), te, "trees");
-  const Model inner = b.finish(y, DecisionRule{});
+  const Model inner = tree_model(t);
   const Case k;
   const std::vector<std::vector<int>> sources = {{3}, {1, 2}};
   const Model m = with_raw_columns(inner, k.cols, sources);
@@ -151,11 +150,11 @@ TEST(RawColumns, TreesOverGroupedCategoriesKeepASelectionLayer) {
 
 TEST(RawColumns, BadSourcesAreInputErrors) {
   const Case k;
-  EXPECT_THROW((void)with_raw_columns(k.inner, k.cols, {{3}, {1}, {2}}), InputError);            // 3 of 4 features
-  EXPECT_THROW((void)with_raw_columns(k.inner, k.cols, {{3}, {1}, {1}, {2}}), InputError);       // input 1 twice
-  EXPECT_THROW((void)with_raw_columns(k.inner, k.cols, {{3}, {1}, {2}, {9}}), InputError);       // no input 9
+  EXPECT_THROW((void)with_raw_columns(k.inner, k.cols, {{3}, {1}, {2}}), InputError);       // 3 of 4 features
+  EXPECT_THROW((void)with_raw_columns(k.inner, k.cols, {{3}, {1}, {1}, {2}}), InputError);  // input 1 twice
+  EXPECT_THROW((void)with_raw_columns(k.inner, k.cols, {{3}, {1}, {2}, {9}}), InputError);  // no input 9
   std::vector<RawColumn> twice = {k.cols[0], k.cols[0]};
-  EXPECT_THROW((void)with_raw_columns(k.inner, twice, {{0}, {1}, {2}, {3}}), InputError);        // same name
+  EXPECT_THROW((void)with_raw_columns(k.inner, twice, {{0}, {1}, {2}, {3}}), InputError);  // same name
   std::vector<RawColumn> bad = k.cols;
   bad[1].norm = {Normalisation::Form::MeanStd, 1.0, 0.0};
   EXPECT_THROW((void)with_raw_columns(k.inner, bad, {{3}, {1}, {2}, {}}), InputError);  // not invertible

@@ -5,12 +5,15 @@
 #include <fstream>
 #include <sstream>
 
+#include "../domain/test_util.h"
 #include "core/error.h"
 #include "model/evaluator.h"
 #include "report/rows.h"
 
 namespace witness {
 namespace {
+
+using test::input_error;
 
 std::string repo(const std::string& rel) { return std::string(WITNESS_SOURCE_DIR) + "/" + rel; }
 
@@ -19,16 +22,6 @@ std::vector<std::string> lines(const std::string& path) {
   std::vector<std::string> out;
   for (std::string line; std::getline(in, line);) out.push_back(line);
   return out;
-}
-
-template <typename F>
-std::string input_error(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no InputError)";
 }
 
 JobSubject pipeline(const std::string& name) {
@@ -49,7 +42,8 @@ TEST(Subject, Skl2onnxPipelinesLabelEveryRowAsScikitLearn) {
     const std::vector<std::string> expected = lines(repo(std::string("tests/fixtures/pipelines/") + name + ".labels"));
     ASSERT_EQ(expected.size(), r.labels.size()) << name;
     int differ = 0;
-    for (std::size_t i = 0; i < expected.size(); ++i) differ += label_name(*s.model, s.schema, r.labels[i]) != expected[i];
+    for (std::size_t i = 0; i < expected.size(); ++i)
+      differ += label_name(*s.model, s.schema, r.labels[i]) != expected[i];
     EXPECT_EQ(differ, 0) << name;
     EXPECT_EQ(s.schema.feature_index("education-num"), 4) << name;  // the data's name, not the graph input's
   }
