@@ -1313,9 +1313,10 @@ FairnessResult auto_search(const Model& model, const Schema& schema, const Compl
     } catch (const UnsupportedError& e) {
       // No exact engine reads this model (tree ensembles, lookups): what falsification found is the answer.
       r.verdict = Verdict::Inconclusive;
-      r.reason = fmt::format("falsification found no witness in {} tests, and no exact engine reads this model ({}); "
-                             "witness test searches longer",
-                             stats.tests, e.what());
+      r.reason = fmt::format(
+          "falsification found no witness in {} tests, and no exact engine reads this model ({}); "
+          "witness test searches longer",
+          stats.tests, e.what());
       r.stats = stats;
       r.stats.seconds = env.elapsed_seconds();
       r.engine = "auto";

@@ -60,7 +60,8 @@ GroupMetrics group_metrics(const Model& model, const Schema& schema, const std::
   if (!positive.empty()) {
     const auto it = std::find(names.begin(), names.end(), positive);
     if (it == names.end())
-      throw InputError(fmt::format("--positive: '{}' is not a class of the model ({})", positive, fmt::join(names, ", ")));
+      throw InputError(
+          fmt::format("--positive: '{}' is not a class of the model ({})", positive, fmt::join(names, ", ")));
     pos = static_cast<int>(it - names.begin());
   }
   out.measured = true;

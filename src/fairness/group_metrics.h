@@ -31,16 +31,16 @@ struct GroupRow {
   std::string group;           // "sex=Female, race=Black"
   std::vector<double> values;  // raw values of the protected features
   long long rows = 0;
-  Rate selection;                                // predicted positive
-  std::optional<Rate> tpr, fpr;                  // with true labels: among actual positives / negatives
-  std::optional<Rate> accuracy;                  // with true labels
+  Rate selection;                // predicted positive
+  std::optional<Rate> tpr, fpr;  // with true labels: among actual positives / negatives
+  std::optional<Rate> accuracy;  // with true labels
 };
 
 struct GroupMetrics {
   bool measured = false;
-  std::string positive;  // the positive class, by name
-  std::string why_no_truth;  // when true-label rates are missing, why ("" when they are there)
-  std::vector<GroupRow> groups;  // groups with at least one row, in the order of their values
+  std::string positive;            // the positive class, by name
+  std::string why_no_truth;        // when true-label rates are missing, why ("" when they are there)
+  std::vector<GroupRow> groups;    // groups with at least one row, in the order of their values
   double parity_difference = 0.0;  // max - min selection rate (demographic parity difference)
   double parity_ratio = 1.0;       // min / max selection rate (disparate impact ratio; 1 if max is 0)
   std::optional<double> tpr_difference, fpr_difference;  // max - min over groups with such rows

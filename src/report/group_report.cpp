@@ -44,7 +44,8 @@ std::string group_metrics_text(const GroupMetrics& g) {
   for (const GroupRow& r : g.groups)
     line(r.group, std::to_string(r.rows), rate_text(r.selection), rate_text(r.tpr), rate_text(r.fpr));
   out << fmt::format("  demographic parity difference {}, ratio {:.3f}", percent(g.parity_difference), g.parity_ratio);
-  if (g.equalized_odds_difference) out << fmt::format("; equalized odds difference {}", percent(*g.equalized_odds_difference));
+  if (g.equalized_odds_difference)
+    out << fmt::format("; equalized odds difference {}", percent(*g.equalized_odds_difference));
   out << "\n";
   if (!truth) out << fmt::format("  (no true/false positive rates: {})\n", g.why_no_truth);
   return out.str();
