@@ -23,7 +23,7 @@
 namespace witness {
 
 struct BiasOptions {
-  long long samples = 10000;
+  long long samples = 100000;  // the same default as witness bias (run/jobs.h)
   std::uint64_t seed = 1;
   unsigned threads = 1;
   // Draw inputs from these raw rows (columns, [schema size][n]) instead of uniformly from the

@@ -23,6 +23,7 @@
 
 #include "core/env.h"
 #include "core/options.h"
+#include "fairness/bias.h"
 #include "fairness/blackbox.h"
 #include "fairness/engine.h"
 #include "fairness/oracle.h"
@@ -46,7 +47,7 @@ struct FairJob {
   std::string positive;     // data rows: the positive class of the group metrics ("": the second class)
 };
 struct BiasJob {
-  long long samples = 100000;
+  long long samples = BiasOptions{}.samples;
   std::string positive;
 };
 struct QueryJob {

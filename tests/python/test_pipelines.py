@@ -143,3 +143,53 @@ def test_skl2onnx_shaped_onnx_gives_the_cli_the_same_labels_and_verdicts(adult, 
         on_cli = cli("fair", path, "--data", data, "--protected", "sex", "--time-limit", "20", "--seed", "1", "--json")
         assert on_cli["verdict"] == in_python.verdict, name
         assert on_cli["data"]["unfair"] == in_python.to_dict()["data"]["unfair"], name
+
+
+def _graph(tmp_path, preprocessing, name, second="size"):
+    """A hand-written pipeline graph: inputs color (string) and size (float); `preprocessing` makes
+    the features [code_f, second] from them; then a logistic score over the features."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes = preprocessing + [
+        helper.make_node("Concat", ["code_f", second], ["features"], axis=1),
+        helper.make_node("MatMul", ["features", "W"], ["z0"]),
+        helper.make_node("Add", ["z0", "B"], ["z"]),
+        helper.make_node("Sigmoid", ["z"], ["probability"]),
+    ]
+    inits = [numpy_helper.from_array(np.array([[1.5], [-0.75]], dtype=np.float32), "W"),
+             numpy_helper.from_array(np.array([0.25], dtype=np.float32), "B")]
+    graph = helper.make_graph(
+        nodes, name,
+        [helper.make_tensor_value_info("color", TensorProto.STRING, [None, 1]),
+         helper.make_tensor_value_info("size", TensorProto.FLOAT, [None, 1])],
+        [helper.make_tensor_value_info("probability", TensorProto.FLOAT, [None, 1])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("ai.onnx.ml", 2)])
+    path = tmp_path / f"{name}.onnx"
+    onnx.save(model, str(path))
+    return path
+
+
+def test_category_mapper_and_binarizer_graphs(tmp_path, cli):
+    from onnx import helper
+
+    mapper = [helper.make_node("CategoryMapper", ["color"], ["code"], domain="ai.onnx.ml",
+                               cats_strings=["red", "green", "blue"], cats_int64s=[0, 1, 2], default_int64=-1),
+              helper.make_node("Cast", ["code"], ["code_f"], to=1)]
+    path = _graph(tmp_path, mapper, "mapper")
+    rows = pd.DataFrame({"color": ["red", "green", "blue", "green", "blue"], "size": [0.5, 1.0, 4.5, 2.5, 3.0]})
+    data = tmp_path / "rows.csv"
+    rows.to_csv(data, index=False)
+    codes = rows["color"].map({"red": 0, "green": 1, "blue": 2}).to_numpy(np.float64)
+    z = codes * np.float64(np.float32(1.5)) + rows["size"].to_numpy() * np.float64(np.float32(-0.75)) + 0.25
+    assert cli("predict", path, data).split() == [str(int(v > 0)) for v in z]
+    info = cli("info", path)
+    assert "color (3 categories, code)" in info
+    binarized = mapper + [helper.make_node("Binarizer", ["size"], ["big"], domain="ai.onnx.ml", threshold=2.0)]
+    path = _graph(tmp_path, binarized, "binarizer", second="big")
+    import os
+    import subprocess
+
+    binary = os.environ.get("WITNESS_BIN", str(ROOT / "build" / "witness"))
+    p = subprocess.run([binary, "predict", str(path), str(data)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "Binarizer" in p.stderr, p.stderr  # refused, naming the op
