@@ -135,8 +135,12 @@ check "make_wide_network.py --layers 8 --width 400" $?
 start=$(date +%s.%N)
 run_witness 60 "$T/deep.json" fair "$T/deep/wide.nnet" --schema "$T/deep/wide.toml" --quantify --time-limit 0.3 --json
 elapsed=$("$PY" -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$start" "$(date +%s.%N)")
-json_check "$T/deep.json" 'abs(d["certified"] + d["falsified"] + d["undecided"] - 1) < 1e-12 and d["stats"]["seconds"] < 1.3'
-check "8 x 400 --time-limit 0.3: engine stopped within 1 s of the limit (process $elapsed s), shares add up to 1" $?
+# Under the sanitizers (scripts/test sets ASAN_OPTIONS) one region of this network takes seconds: the
+# stop is still checked, with room for their slowdown.
+slack=1.0
+[[ -n "${ASAN_OPTIONS:-}" ]] && slack=5.0
+json_check "$T/deep.json" "abs(d['certified'] + d['falsified'] + d['undecided'] - 1) < 1e-12 and d['stats']['seconds'] < 0.3 + $slack"
+check "8 x 400 --time-limit 0.3: engine stopped within $slack s of the limit (process $elapsed s), shares add up to 1" $?
 
 run_witness 60 "$T/v.txt" fair "$B/models/german/GC1.h5" --schema "$B/german.toml" --protected age --quantify \
   --time-limit 2 --verbose 1
