@@ -329,13 +329,14 @@ std::string infer(detail::CsvReader& rd, const std::optional<std::string>& label
 
 }  // namespace
 
-std::string infer_schema_toml(const std::string& csv_path, std::optional<std::string> label, const Model* model) {
+std::string infer_schema_toml(const std::string& csv_path, const std::optional<std::string>& label,
+                              const Model* model) {
   detail::CsvReader rd = detail::CsvReader::open(csv_path);
   return infer(rd, label, model);
 }
 
-std::string infer_schema_toml_text(std::string csv_text, const std::string& source, std::optional<std::string> label,
-                                   const Model* model) {
+std::string infer_schema_toml_text(std::string csv_text, const std::string& source,
+                                   const std::optional<std::string>& label, const Model* model) {
   detail::CsvReader rd(std::move(csv_text), source);
   return infer(rd, label, model);
 }

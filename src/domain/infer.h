@@ -27,10 +27,10 @@ class Model;
 
 // label: std::nullopt = the last column, "" = no label column, otherwise a column name.
 // Throws InputError naming the file, and the row and column for bad data.
-[[nodiscard]] std::string infer_schema_toml(const std::string& csv_path, std::optional<std::string> label,
+[[nodiscard]] std::string infer_schema_toml(const std::string& csv_path, const std::optional<std::string>& label,
                                             const Model* model = nullptr);
 // The same for CSV text (a DataFrame written by the Python module); `source` names it.
 [[nodiscard]] std::string infer_schema_toml_text(std::string csv_text, const std::string& source,
-                                                 std::optional<std::string> label, const Model* model = nullptr);
+                                                 const std::optional<std::string>& label, const Model* model = nullptr);
 
 }  // namespace witness

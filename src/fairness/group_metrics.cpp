@@ -30,6 +30,7 @@ std::vector<std::string> class_names(const Model& model, const Schema& schema, i
   if (!model.rule.class_labels.empty()) return model.rule.class_labels;
   if (!schema.label_classes().empty()) return schema.label_classes();
   std::vector<std::string> out;
+  out.reserve(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i) out.push_back(std::to_string(i));
   return out;
 }
@@ -91,6 +92,7 @@ GroupMetrics group_metrics(const Model& model, const Schema& schema, const std::
   std::map<std::vector<double>, Counts> by_group;
   for (Eigen::Index i = 0; i < rows.rows(); ++i) {
     std::vector<double> key;
+    key.reserve(protected_features.size());
     for (const int f : protected_features) key.push_back(rows.raw(f, i));
     Counts& c = by_group[key];
     const bool selected = e.labels[static_cast<std::size_t>(i)] == pos;

@@ -103,6 +103,7 @@ FairnessResult smt_search(const Model& model, const Schema& schema, const std::v
   // Excludes the point x: some feature takes another value.
   auto exclude = [&](const Eigen::VectorXd& raw) {
     std::vector<Constraint> other;
+    other.reserve(static_cast<std::size_t>(schema.size()));
     for (int f = 0; f < schema.size(); ++f)
       other.push_back(ne(d.enc.raw_terms[static_cast<std::size_t>(f)], Term(Rational::from_double(raw(f)))));
     solver->assert_(disjunction(other));

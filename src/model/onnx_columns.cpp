@@ -354,7 +354,8 @@ void ColumnLifter::affine(const Ctx& c) {
     Normalisation& m = r.norm;
     using F = Normalisation::Form;
     const bool none = m.form == F::None;
-    if (none && op == "Mul") {
+    const bool identity = none || (m.form == F::MeanStd && m.a == 0.0 && m.b == 1.0);  // (x - 0) / 1
+    if (identity && op == "Mul") {
       m = {F::ScaleOffset, v, 0.0};
     } else if (none && op == "Add") {
       m = {F::ScaleOffset, 1.0, v};
@@ -362,14 +363,11 @@ void ColumnLifter::affine(const Ctx& c) {
       m = {F::MeanStd, v, 1.0};
     } else if (none && op == "Div") {
       m = {F::MeanStd, 0.0, v};
-    } else if (m.form == F::ScaleOffset && m.b == 0.0 && op == "Add") {
+    } else if ((m.form == F::ScaleOffset && m.b == 0.0 && op == "Add") ||
+               (m.form == F::MeanStd && m.b == 1.0 && op == "Div")) {
       m.b = v;
     } else if (m.form == F::ScaleOffset && m.b == 0.0 && op == "Sub") {
       m.b = -v;  // x * a - v == x * a + (-v) exactly
-    } else if (m.form == F::MeanStd && m.b == 1.0 && op == "Div") {
-      m.b = v;
-    } else if (m.form == F::MeanStd && m.a == 0.0 && m.b == 1.0 && op == "Mul") {
-      m = {F::ScaleOffset, v, 0.0};
     } else if (m.form == F::MeanStd && m.b == 1.0 && op == "Mul") {
       m = {F::CenterScale, m.a, v};
     } else {
@@ -607,6 +605,7 @@ void ColumnLifter::convert(const Ctx& c) {
         std::erase(dims, 1);
       } else {
         std::vector<std::int64_t> at;
+        at.reserve(axes.size());
         for (const std::int64_t a : axes) at.push_back(axis_of(c, a, dims.size()));
         std::sort(at.rbegin(), at.rend());
         for (const std::int64_t a : at) dims.erase(dims.begin() + a);

@@ -172,7 +172,7 @@ class Loader {
   int operand_node(Value& v, const Dims& own, const Dims& result, const std::string& where);
   // The features input of an ai.onnx.ml op: a vector per row.
   Value features(const Ctx& c, int slot);
-  std::shared_ptr<TreeEnsemble> build_trees(const Ctx& c, const char* prefix, int n_features);
+  std::shared_ptr<TreeEnsemble> build_trees(const Ctx& c, const char* prefix, int n_features) const;
   int post_transform(int raw, const Ctx& c);
   void classifier_outputs(const Ctx& c, const Value& x, int raw, int scores, std::vector<std::string> labels,
                           std::vector<std::int64_t> int_labels);

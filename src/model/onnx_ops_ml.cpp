@@ -23,7 +23,7 @@ Value Loader::features(const Ctx& c, int slot) {
   return x;
 }
 
-std::shared_ptr<TreeEnsemble> Loader::build_trees(const Ctx& c, const char* prefix, int n_features) {
+std::shared_ptr<TreeEnsemble> Loader::build_trees(const Ctx& c, const char* prefix, int n_features) const {
   const auto tree_ids = attr_ints(c, "nodes_treeids");
   const auto node_ids = attr_ints(c, "nodes_nodeids");
   const auto feature_ids = attr_ints(c, "nodes_featureids");

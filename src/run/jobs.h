@@ -69,7 +69,9 @@ const std::vector<SettingOption<QueryJob>>& query_options();  // time-limit, mem
 template <typename J>
 void set_job_options(const std::vector<SettingOption<J>>& table, J& job, Env& env,
                      const std::map<std::string, std::string>& options) {
-  for (const auto& [name, value] : options) {
+  for (const auto& option : options) {
+    const std::string& name = option.first;  // a plain name: clang 14 cannot capture structured bindings
+    const std::string& value = option.second;
     const bool run_option =
         std::any_of(option_table().begin(), option_table().end(), [&](const OptionSpec& s) { return s.name == name; });
     const bool job_option =
