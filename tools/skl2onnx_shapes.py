@@ -786,28 +786,19 @@ def _conv_scaler(sc, ct, op):
         feature = op.inputs[0].name
     C = out.cols
     attrs = {"name": sc.op("Scaler")}
-    if isinstance(model, StandardScaler):
-        model_c = None
-        for a in (model.scale_, model.mean_, model.var_):
-            if model_c is None and a is not None:
-                model_c = a.shape[0]
-        if model_c is None:
+    if isinstance(model, (StandardScaler, RobustScaler)):
+        standard = isinstance(model, StandardScaler)
+        center, centering = (model.mean_, model.with_mean) if standard else (model.center_, model.with_centering)
+        scaling = model.with_std if standard else model.with_scaling
+        # The column count, from the first fitted array there is (none: neither centring nor scaling).
+        arrays = (model.scale_, model.mean_, model.var_) if standard else (model.center_, model.scale_)
+        sizes = [a.shape[0] for a in arrays if a is not None]
+        if not sizes:
             ct.add_node("Identity", feature, out.name)
             return
-        C = model_c
-        attrs["offset"] = model.mean_ if model.with_mean else np.array([0.0] * C, dtype=np.float32)
-        attrs["scale"] = 1.0 / model.scale_ if model.with_std else np.array([1.0] * C, dtype=np.float32)
-    elif isinstance(model, RobustScaler):
-        model_c = None
-        for a in (model.center_, model.scale_):
-            if model_c is None and a is not None:
-                model_c = a.shape[0]
-        if model_c is None:
-            ct.add_node("Identity", feature, out.name)
-            return
-        C = model_c
-        attrs["offset"] = model.center_ if model.with_centering else np.array([0.0] * C, dtype=np.float32)
-        attrs["scale"] = 1.0 / model.scale_ if model.with_scaling else np.array([1.0] * C, dtype=np.float32)
+        C = sizes[0]
+        attrs["offset"] = center if centering else np.array([0.0] * C, dtype=np.float32)
+        attrs["scale"] = 1.0 / model.scale_ if scaling else np.array([1.0] * C, dtype=np.float32)
     elif isinstance(model, MaxAbsScaler):
         C = model.scale_.shape[0]
         attrs["scale"] = 1.0 / model.scale_
