@@ -4,14 +4,14 @@
 #include <limits>
 #include <vector>
 
+#include "bounds/roundoff.h"
+
 namespace witness {
 namespace {
 
-constexpr double kUnit = 0x1p-53;    // unit roundoff of double
-constexpr double kTiny = 0x1p-1000;  // covers underflow of any number of products (each < 2^-1074)
-
-// Higham's gamma_n, padded: a bound on the relative error of an n-term dot product in any order.
-double gamma(Eigen::Index n) { return (static_cast<double>(n) + 4.0) * kUnit * 1.01; }
+using roundoff::kTiny;
+using roundoff::kUnit;
+double gamma(Eigen::Index n) { return roundoff::dot_error(n); }
 
 Eigen::VectorXd abs_max(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi) {
   return lo.cwiseAbs().cwiseMax(hi.cwiseAbs());

@@ -6,11 +6,13 @@
 #include <cstddef>
 #include <utility>
 
+#include "bounds/roundoff.h"
+
 namespace witness {
 namespace {
 
-constexpr double kUnit = 0x1p-53;
-constexpr double kTiny = 0x1p-1000;
+using roundoff::kTiny;
+using roundoff::kUnit;
 
 constexpr double kProbabilitySlack = 1e-9;  // relative; covers the rounding of every probability sum
 

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "bounds/roundoff.h"
+
 namespace witness {
 
 double ReluNetwork::logit(const Eigen::VectorXd& x) const { return logits(x)(0); }
@@ -36,11 +38,9 @@ double ReluNetwork::logit(const Eigen::VectorXd& x, Eigen::VectorXd& gradient) c
 
 namespace {
 
-constexpr double kUnit = 0x1p-53;
-constexpr double kTiny = 0x1p-1000;
-
-// Higham's gamma_n, padded: a bound on the relative error of an n-term dot product in any order.
-double gamma(Eigen::Index n) { return (static_cast<double>(n) + 5.0) * kUnit * 1.01; }
+using roundoff::kTiny;
+using roundoff::kUnit;
+double gamma5(Eigen::Index n) { return roundoff::dot_error(n, 5.0); }  // one more term of padding
 
 int skip_identity(const Model& m, int id) {
   while (m.nodes[static_cast<std::size_t>(id)].op == OpKind::Identity)
@@ -89,7 +89,7 @@ std::optional<ReluNetwork> relu_network_of(const Model& m, std::string* why) {
 BoundedForward::BoundedForward(const ReluNetwork& net) : net_(net) {
   for (const auto& layer : net.layers) {
     abs_weights_.emplace_back(layer.weights.cwiseAbs());
-    frobenius_.push_back(std::sqrt(layer.weights.squaredNorm() * (1.0 + gamma(layer.weights.size()))) *
+    frobenius_.push_back(std::sqrt(layer.weights.squaredNorm() * (1.0 + gamma5(layer.weights.size()))) *
                          (1.0 + 4 * kUnit));
   }
 }
@@ -123,9 +123,9 @@ bool BoundedForward::spectral_bounds(std::vector<double>& out) const {
       b.middleRows(r, m).noalias() = a.middleRows(r, m) * a;
     }
     const Eigen::Index n = wide ? w.cols() : w.rows();  // summation length of A
-    const double fw = frobenius_[k], fa = a.norm() * (1.0 + gamma(a.size())), fb = b.norm() * (1.0 + gamma(b.size()));
-    const double ea = gamma(n) * fw * fw;                 // ||A~ - A||_F
-    const double eb = gamma(a.rows()) * fa * fa;          // ||B~ - A~^2||_F
+    const double fw = frobenius_[k], fa = a.norm() * (1.0 + gamma5(a.size())), fb = b.norm() * (1.0 + gamma5(b.size()));
+    const double ea = gamma5(n) * fw * fw;                // ||A~ - A||_F
+    const double eb = gamma5(a.rows()) * fa * fa;         // ||B~ - A~^2||_F
     const double a2 = fb + eb + 2.0 * ea * fa + ea * ea;  // >= ||A^2||_F
     spectral_.push_back(std::pow(a2 * (1.0 + 1e-12), 0.25) * (1.0 + 1e-12));
   }
@@ -147,7 +147,7 @@ Eigen::RowVectorXd BoundedForward::logits(const Eigen::MatrixXd& x, const Eigen:
   std::vector<Eigen::ArrayXd> rounding2;  // per layer: ||rounding||_2 per column
   for (std::size_t k = 0; k < net_.layers.size(); ++k) {
     const auto& layer = net_.layers[k];
-    const double g = gamma(layer.weights.cols() + 1);
+    const double g = gamma5(layer.weights.cols() + 1);
     Eigen::MatrixXd h = layer.weights * a;
     h.colwise() += layer.bias;
     Eigen::MatrixXd e = abs_weights_[k] * (g * a.cwiseAbs() + err);

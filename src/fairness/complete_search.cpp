@@ -53,7 +53,7 @@ struct Region {
 };
 
 // What evaluating one region found, applied to the shared state under the lock.
-struct Evaluation {
+struct RegionEvaluation {
   bool closed = false;
   long double certified = 0.0L, falsified = 0.0L;  // closed regions: measures
   std::vector<WitnessPair> witnesses;
@@ -234,7 +234,7 @@ class Verifier {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
     });
-    Evaluation ev;
+    RegionEvaluation ev;
     bool root_open = false;
     if (env_.expired() || (o_.cancel != nullptr && o_.cancel->load())) {
       interrupted_ = true;
@@ -344,7 +344,7 @@ class Verifier {
   }
 
   // A replayed witness if raw (non-protected part) with combos i and j is one in double.
-  bool try_candidate(const Eigen::VectorXd& raw, int i, int j, Evaluation& ev) const {
+  bool try_candidate(const Eigen::VectorXd& raw, int i, int j, RegionEvaluation& ev) const {
     const Eigen::VectorXd xi = schema_.to_model(raw_with(raw, i)), xj = schema_.to_model(raw_with(raw, j));
     const double t = net_.threshold;
     if (!(net_.logit(xi) > t && net_.logit(xj) <= t)) return false;
@@ -411,7 +411,7 @@ class Verifier {
 
   // Decides every point of a finite region exactly: a batched forward pass in double, and exact
   // rationals for the points whose logit lies within the rounding bound of the threshold.
-  void enumerate(const Region& r, const std::vector<bool>& needed, Evaluation& ev) const {
+  void enumerate(const Region& r, const std::vector<bool>& needed, RegionEvaluation& ev) const {
     const int nc = static_cast<int>(combos_.size());
     Eigen::VectorXd in_err;
     {
@@ -665,7 +665,7 @@ class Verifier {
 
   // Bounds, closure, enumeration or counting of one region; an open region leaves with its split
   // feature, its counted shares and its key.
-  void evaluate(Region& r, Evaluation& ev, bool fine = false) const {
+  void evaluate(Region& r, RegionEvaluation& ev, bool fine = false) const {
     const int nc = static_cast<int>(combos_.size());
     r.measure = measure(r);
     std::vector<bool> needed(combos_.size(), false);
@@ -857,7 +857,7 @@ class Verifier {
   // Applies what a worker found: the popped parent (its counted shares leave the open totals) is
   // replaced by its evaluated children.
   void commit(unsigned id, const Region* parent, std::vector<Region> stuck, std::vector<Region> children,
-              std::vector<Evaluation> evs) {
+              std::vector<RegionEvaluation> evs) {
     std::vector<Region> to_push;
     {
       std::lock_guard lock(mutex_);
@@ -872,7 +872,7 @@ class Verifier {
       }
       for (std::size_t k = 0; k < children.size(); ++k) {
         Region& c = children[k];
-        Evaluation& ev = evs[k];
+        RegionEvaluation& ev = evs[k];
         ++regions_;
         rejected_ += ev.rejected;
         checked_ += ev.checked;
@@ -1027,19 +1027,19 @@ class Verifier {
     Region r;
     while (pop(id, r)) {
       std::vector<Region> children, stuck;
-      std::vector<Evaluation> evs;
+      std::vector<RegionEvaluation> evs;
       try {
         Region a, b;
         if (r.recount) {  // the same region, counted finely
           Region again = r;
           again.fair = again.unfair = 0.0L;
-          Evaluation ev;
+          RegionEvaluation ev;
           evaluate(again, ev, true);
           children.push_back(std::move(again));
           evs.push_back(std::move(ev));
         } else if (split(r, r.split, a, b)) {
           for (Region* c : {&a, &b}) {
-            Evaluation ev;
+            RegionEvaluation ev;
             evaluate(*c, ev);
             children.push_back(std::move(*c));
             evs.push_back(std::move(ev));

@@ -21,7 +21,7 @@
 namespace witness {
 namespace {
 
-enum Phase : std::uint8_t { kGlobal = 0, kLocal = 1 };
+enum AdfPhase : std::uint8_t { kGlobal = 0, kLocal = 1 };
 
 constexpr int kLocalSteps = 1000;          // both tools' default local iteration limit
 constexpr std::size_t kMaxWalkers = 4096;  // walks advanced together (one oracle batch)

@@ -19,7 +19,7 @@ namespace {
 // Relative priorities (section 4): directed search first, then seed inputs, then undirected.
 enum Rank : std::uint8_t { kDirected = 0, kSeed = 1, kUndirected = 2 };
 // Phase indices of TestResult::phases for symbgen.
-enum Phase : std::uint8_t { kSeedPhase = 0, kDirectedPhase = 1, kUndirectedPhase = 2 };
+enum SymbgenPhase : std::uint8_t { kSeedPhase = 0, kDirectedPhase = 1, kUndirectedPhase = 2 };
 
 struct Candidate {
   Rank rank = kSeed;

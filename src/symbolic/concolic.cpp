@@ -10,7 +10,9 @@
 #include "model/evaluator.h"
 
 namespace witness {
-namespace {
+// Named, not anonymous: ConcolicEvaluator::Impl holds an Affine, and an anonymous type in a member
+// of a class with linkage is an error once the file is compiled in a unity batch.
+namespace concolic_detail {
 
 // Exact affine values of one node: width rows of (n coefficients, then the constant), row-major.
 // Rows that are exactly 0 are flagged so that Dense skips them (inactive ReLUs are common).
@@ -59,7 +61,9 @@ std::vector<int> rule_nodes(const Model& m, const std::vector<DecisionRule>& rul
   return nodes;
 }
 
-}  // namespace
+}  // namespace concolic_detail
+using concolic_detail::Affine;
+using concolic_detail::rule_nodes;
 
 struct ConcolicEvaluator::Impl {
   const Model& model;

@@ -16,11 +16,12 @@
 #include "model/loaders.h"
 #include "model/model.h"
 #include "solver/rational.h"
+#include "support/paths.h"
 
 namespace witness {
 namespace {
 
-std::string source_path(const std::string& rel) { return std::string(WITNESS_SOURCE_DIR) + "/" + rel; }
+using test::source_path;
 
 // ---------------------------------------------------------------------------------------------
 // Exact evaluation: every weight, bias and input is the exact value of its double.

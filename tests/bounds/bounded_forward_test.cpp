@@ -17,31 +17,20 @@
 
 #include "bounds/relu_network.h"
 #include "solver/rational.h"
+#include "support/float_bits.h"
 
 namespace witness {
 namespace {
 
-using Rng = std::mt19937_64;
-
-double uniform(Rng& rng, double a, double b) { return std::uniform_real_distribution<double>(a, b)(rng); }
-int uniform_int(Rng& rng, int a, int b) { return std::uniform_int_distribution<int>(a, b)(rng); }
-
-std::string hex(double d) {
-  std::ostringstream out;
-  out << std::hexfloat << d;
-  return out.str();
-}
+using test::fraction_bits;
+using test::hex;
+using test::Rng;
+using test::uniform;
+using test::uniform_int;
 
 // ---------------------------------------------------------------------------------------------
 // Exact evaluation. Every double is a dyadic rational, so each layer's exact values are integers
 // over one power of two: h_k = (W_k 2^wk)(a 2^ak) 2^-(wk + ak) + (b_k 2^bk) 2^-bk.
-
-// Smallest k >= 0 with d * 2^k an integer.
-int fraction_bits(double d) {
-  int k = 0;
-  while (std::ldexp(d, k) != std::floor(std::ldexp(d, k))) ++k;
-  return k;
-}
 
 mpz_class scaled(double d, int bits) { return mpz_class(std::ldexp(d, bits)); }  // exact: an integral double
 

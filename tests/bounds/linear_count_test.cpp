@@ -15,9 +15,16 @@
 #include <vector>
 
 #include "solver/rational.h"
+#include "support/float_bits.h"
 
 namespace witness {
 namespace {
+
+using test::fraction_bits;
+using test::hex;
+using test::Rng;
+using test::uniform;
+using test::uniform_int;
 
 // Exact sums of dyadic rationals, as integers scaled by 2^e.
 __extension__ typedef __int128 Int;
@@ -40,12 +47,6 @@ struct Case {
     shifts.push_back(shift);
   }
 };
-
-std::string hex(double d) {
-  std::ostringstream out;
-  out << std::hexfloat << d;
-  return out.str();
-}
 
 // C++ that rebuilds the case (doubles in hex, so that it reproduces exactly).
 std::string describe(const Case& c) {
@@ -73,17 +74,10 @@ std::string describe(const Case& c) {
   return out.str();
 }
 
-// Smallest k >= 0 with d * 2^k an integer (every finite double is a dyadic rational).
-int fraction_bits(double d) {
-  int k = 0;
-  while (std::ldexp(d, k) != std::floor(std::ldexp(d, k))) ++k;
-  return k;
-}
-
 constexpr double kModelLimit = 0x1p118;  // no exact value comes near the range of Int
 
 // d * 2^e, exactly.
-Int scaled(double d, int e) {
+Int scaled_int(double d, int e) {
   const double t = std::ldexp(d, e);
   EXPECT_EQ(t, std::floor(t)) << hex(d) << " is not a multiple of 2^-" << e;
   EXPECT_LT(std::abs(t), kModelLimit) << "the exact model overflows";
@@ -135,15 +129,15 @@ class ExactSum {
         e_ = std::max({e_, fraction_bits(t.slope), fraction_bits(t.offset)});
       }
     }
-    rest_ = {scaled(c.constant, e_) + scaled(c.constant_shift, e_)};
+    rest_ = {scaled_int(c.constant, e_) + scaled_int(c.constant_shift, e_)};
     for (std::size_t i = 0; i < c.terms.size(); ++i) {
       const LinearTerm& t = c.terms[i];
-      const Int shift = scaled(c.shifts[i], e_);
+      const Int shift = scaled_int(c.shifts[i], e_);
       std::vector<Int> values;
       if (t.kind == LinearTerm::Kind::Table) {
-        for (double v : t.table) values.push_back(scaled(v, e_) + shift);
+        for (double v : t.table) values.push_back(scaled_int(v, e_) + shift);
       } else {
-        const Int slope = scaled(t.slope, e_), offset = scaled(t.offset, e_) + shift;
+        const Int slope = scaled_int(t.slope, e_), offset = scaled_int(t.offset, e_) + shift;
         const auto lo = static_cast<Int>(t.lo), hi = static_cast<Int>(t.hi);
         if (!divided_ && value_count(t) > divide_above) {
           divided_ = true;
@@ -269,11 +263,6 @@ std::vector<double> thresholds_of(const ExactSum& exact) {
 
 // ---------------------------------------------------------------------------------------------
 // Random terms.
-
-using Rng = std::mt19937_64;
-
-double uniform(Rng& rng, double a, double b) { return std::uniform_real_distribution<double>(a, b)(rng); }
-int uniform_int(Rng& rng, int a, int b) { return std::uniform_int_distribution<int>(a, b)(rng); }
 
 double random_slope(Rng& rng) {
   const int k = uniform_int(rng, 0, 11);

@@ -121,7 +121,7 @@ void check_concolic(const Tiny& t, const std::vector<FrontierOrder>& orders) {
   }
 }
 
-constexpr int kRandomNets = 30;
+constexpr int kRandomDualNets = 30;
 const std::vector<FrontierOrder> kAllOrders(std::begin(kOrders), std::end(kOrders));
 
 // Dual search on random networks [from, to). Fast: one frontier order per network (rotating), from
@@ -143,15 +143,15 @@ void dual_on_random(int from, int to, bool all) {
 
 TEST(ConcolicSearch, DualSearchAgreesWithBruteForceOnRandomNetworks0To14) { dual_on_random(0, 15, false); }
 TEST(ConcolicSearch, DualSearchAgreesWithBruteForceOnRandomNetworks15To29) { dual_on_random(15, 30, false); }
-TEST(ConcolicSearch, DualSearchEveryOrderOnRandomNetworksSlow) { dual_on_random(0, kRandomNets, true); }
+TEST(ConcolicSearch, DualSearchEveryOrderOnRandomNetworksSlow) { dual_on_random(0, kRandomDualNets, true); }
 
 // The single-instance search from every domain point (about 100 seeds) builds a solver per seed:
 // the fast test takes every fifth network in one order, the slow one every network in every order.
 TEST(ConcolicSearch, ConcolicSearchAgreesWithBruteForceOnRandomNetworks) {
-  for (int i = 0; i < kRandomNets; i += 5) check_concolic(random_tiny(i), {kOrders[(i / 5) % 3]});
+  for (int i = 0; i < kRandomDualNets; i += 5) check_concolic(random_tiny(i), {kOrders[(i / 5) % 3]});
 }
 TEST(ConcolicSearch, ConcolicSearchEveryOrderOnRandomNetworksSlow) {
-  for (int i = 0; i < kRandomNets; ++i) check_concolic(random_tiny(i), kAllOrders);
+  for (int i = 0; i < kRandomDualNets; ++i) check_concolic(random_tiny(i), kAllOrders);
 }
 
 // The random family covers every kind of case: fair and unfair, each schema.
@@ -159,7 +159,7 @@ TEST(ConcolicSearch, RandomFamilyHasFairAndUnfairNetworks) {
   int fair = 0;
   int unfair = 0;
   int fair_with_weight = 0;
-  for (int i = 0; i < kRandomNets; ++i) {
+  for (int i = 0; i < kRandomDualNets; ++i) {
     const Tiny t = random_tiny(i);
     const bool w = brute_force(t).pairs > 0;
     (w ? unfair : fair) += 1;

@@ -14,19 +14,16 @@
 #include "domain/schema.h"
 #include "model/evaluator.h"
 #include "model/loaders.h"
+#include "support/paths.h"
 
 namespace witness {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string source_path(const std::string& rel) { return std::string(WITNESS_SOURCE_DIR) + "/" + rel; }
+using test::source_path;
 
-std::string temp_path(const std::string& name) {
-  const fs::path dir = fs::path(::testing::TempDir()) / "witness_fairness_tests";
-  fs::create_directories(dir);
-  return (dir / name).string();
-}
+using test::temp_path;
 
 int count_op(const Model& m, OpKind op) {
   int n = 0;

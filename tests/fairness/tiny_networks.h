@@ -22,10 +22,9 @@
 #include "fairness/verdict.h"
 #include "model/evaluator.h"
 #include "model/model.h"
+#include "support/paths.h"
 
 namespace witness::test {
-
-inline std::string source_path(const std::string& rel) { return std::string(WITNESS_SOURCE_DIR) + "/" + rel; }
 
 // ---------------------------------------------------------------------------------------------
 // Tiny networks whose whole domain can be enumerated. Every weight is a small dyadic rational and

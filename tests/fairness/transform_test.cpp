@@ -11,11 +11,12 @@
 #include "domain/schema.h"
 #include "model/evaluator.h"
 #include "model/loaders.h"
+#include "support/paths.h"
 
 namespace witness {
 namespace {
 
-std::string source_path(const std::string& rel) { return std::string(WITNESS_SOURCE_DIR) + "/" + rel; }
+using test::source_path;
 
 // Share of 5000 random pairs that differ only in `prot` and get different labels.
 double flip_rate(const Model& m, const Schema& s, const std::vector<int>& prot) {

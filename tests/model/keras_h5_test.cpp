@@ -19,6 +19,7 @@
 #include "dataset_rows.h"
 #include "model/evaluator.h"
 #include "model/loaders.h"
+#include "support/paths.h"
 
 #if __has_include(<H5Cpp.h>)
 #include <H5Cpp.h>
@@ -30,7 +31,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kFairify = WITNESS_SOURCE_DIR "/benchmarks/fairify";
+using test::kFairify;
 const std::string kAC1 = kFairify + "/models/adult/AC1.h5";
 
 struct Family {

@@ -21,20 +21,16 @@
 #include "dataset_rows.h"
 #include "model/evaluator.h"
 #include "model/loaders.h"
+#include "support/paths.h"
 
 namespace witness {
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kFairify = WITNESS_SOURCE_DIR "/benchmarks/fairify";
+using test::kFairify;
 
-// A fresh path for a file the test writes.
-std::string temp_path(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("witness_nnet_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return (dir / name).string();
-}
+using test::temp_path;
 
 std::string write_file(const std::string& name, const std::string& text) {
   const std::string path = temp_path(name);

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "model/evaluator.h"
 #include "model/loaders.h"
+#include "support/paths.h"
 
 namespace witness {
 namespace {
@@ -22,12 +23,7 @@ std::string fixture(const std::string& name) {
   return std::string(WITNESS_SOURCE_DIR) + "/tests/fixtures/onnx/" + name;
 }
 
-// A fresh path for a file the test writes.
-std::string temp_path(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("witness_onnx_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return (dir / name).string();
-}
+using test::temp_path;
 
 struct Expected {
   Eigen::MatrixXd inputs;   // [input width][rows]

@@ -13,11 +13,12 @@
 #include "model/loaders.h"
 #include "program/program.h"
 #include "query/query.h"
+#include "support/paths.h"
 
 namespace witness {
 namespace {
 
-const std::string kSrc = WITNESS_SOURCE_DIR;
+using test::kSourceDir;
 
 void expect_same(const QueryAnswer& model, const QueryAnswer& program, const std::string& what) {
   SCOPED_TRACE(what);
@@ -34,7 +35,7 @@ void expect_same(const QueryAnswer& model, const QueryAnswer& program, const std
 }
 
 TEST(ProgramQuery, DiabetesProgramAnswersAsTheOnnxAgent) {
-  const std::string dir = kSrc + "/examples/soid/diabetes/";
+  const std::string dir = kSourceDir + "/examples/soid/diabetes/";
   const Program program = Program::compile(dir + "agent.c", "decide");
   const Model model = load_model(dir + "diabetes_agent.onnx");
   for (const char* file : {"verify.toml", "weight.toml", "weight_plausible.toml"}) {
@@ -55,7 +56,7 @@ TEST(ProgramQuery, DiabetesProgramAnswersAsTheOnnxAgent) {
 
 // agent.c with another Q-table compiled in, through its QTABLE_FILE macro.
 std::string car_source(const std::string& profile) {
-  const std::string car = kSrc + "/examples/soid/car/";
+  const std::string car = kSourceDir + "/examples/soid/car/";
   return fmt::format("#define QTABLE_FILE \"{}qtables/{}.h\"\n#include \"{}agent.c\"\n", car, profile, car);
 }
 
@@ -63,11 +64,11 @@ const char* const kProfiles[] = {"defensive_1k", "defensive_10k", "standard_1k",
                                  "impatient_1k", "impatient_10k", "pathological_1k", "pathological_10k"};
 
 TEST(ProgramQuery, CarProgramAnswersAsTheOnnxAgentsForEveryProfile) {
-  const std::vector<Query> queries = load_query_file(kSrc + "/examples/soid/car/queries.toml");
+  const std::vector<Query> queries = load_query_file(kSourceDir + "/examples/soid/car/queries.toml");
   for (const char* profile : kProfiles) {
     const SourceFile src("agent.c", car_source(profile));
     const Program program = Program::compile(src.path(), "decide");
-    const Model model = load_model(fmt::format("{}/examples/soid/car/{}.onnx", kSrc, profile));
+    const Model model = load_model(fmt::format("{}/examples/soid/car/{}.onnx", kSourceDir, profile));
     for (Query q : queries) {
       for (const Semantics sem : {Semantics::Real, Semantics::Float64}) {
         q.semantics = sem;
@@ -85,7 +86,7 @@ TEST(ProgramQuery, CarProgramDecidesAllStatesAsTheOnnxAgent) {
   for (const char* profile : {"standard_10k", "pathological_1k"}) {
     const SourceFile src("agent.c", car_source(profile));
     const Program program = Program::compile(src.path(), "decide");
-    const Model model = load_model(fmt::format("{}/examples/soid/car/{}.onnx", kSrc, profile));
+    const Model model = load_model(fmt::format("{}/examples/soid/car/{}.onnx", kSourceDir, profile));
     ASSERT_EQ(program.inputs().size(), 10U);
     Eigen::MatrixXd states(10, 1024);  // column s: state index s, in the model's input order
     for (int s = 0; s < 1024; ++s) {
@@ -124,11 +125,11 @@ TEST(ProgramQuery, CarProgramDecidesAllStatesAsTheOnnxAgent) {
 
 // Every state bit free: the table lookup splits into 1024 paths; the answers are the ONNX agent's.
 TEST(ProgramQuery, CarProgramWithEveryInputFree) {
-  Query q = load_query_file(kSrc + "/examples/soid/car/queries.toml")[0];
+  Query q = load_query_file(kSourceDir + "/examples/soid/car/queries.toml")[0];
   for (QueryInput& in : q.inputs) in.value.reset();
   const SourceFile src("agent.c", car_source("standard_10k"));
   const Program program = Program::compile(src.path(), "decide");
-  const Model model = load_model(kSrc + "/examples/soid/car/standard_10k.onnx");
+  const Model model = load_model(kSourceDir + "/examples/soid/car/standard_10k.onnx");
   for (const char* behavior : {"label == 0 || !safe_to_enter || in_intersection", "label == 1"}) {
     q.kind = std::string(behavior) == "label == 1" ? QueryKind::Might : QueryKind::Would;
     q.behavior.text = behavior;
@@ -139,13 +140,13 @@ TEST(ProgramQuery, CarProgramWithEveryInputFree) {
 // nearest = true: the scenario changes as few logged inputs as any scenario can (enumeration of
 // the 64 perceptions), for the models and the C program alike.
 TEST(ProgramQuery, NearestScenarioChangesFewestLoggedInputs) {
-  std::vector<Query> all = load_query_file(kSrc + "/examples/soid/car/queries.toml");
+  std::vector<Query> all = load_query_file(kSourceDir + "/examples/soid/car/queries.toml");
   const auto it = std::find_if(all.begin(), all.end(), [](const Query& q) { return q.name == "nearest_stop"; });
   ASSERT_NE(it, all.end());
   const Query q = *it;
   ASSERT_TRUE(q.nearest);
   for (const char* profile : kProfiles) {
-    const Model model = load_model(fmt::format("{}/examples/soid/car/{}.onnx", kSrc, profile));
+    const Model model = load_model(fmt::format("{}/examples/soid/car/{}.onnx", kSourceDir, profile));
     // Brute force: every value of the free inputs, the others as logged.
     std::vector<std::size_t> free;
     Eigen::MatrixXd x(10, 64);

@@ -12,11 +12,12 @@
 #include "model/evaluator.h"
 #include "model/loaders.h"
 #include "query/semantics.h"
+#include "support/paths.h"
 
 namespace witness {
 namespace {
 
-const std::string kSrc = WITNESS_SOURCE_DIR;
+using test::kSourceDir;
 
 Query make_query(QueryKind kind, Semantics sem, std::vector<QueryInput> inputs, std::string behavior) {
   Query q;
@@ -272,7 +273,7 @@ std::vector<QueryInput> car_state_354() {
 }
 
 TEST(Query, FactualIsExcludedFromAnswers) {
-  const Model m = load_model(kSrc + "/examples/soid/car/standard_10k.onnx");
+  const Model m = load_model(kSourceDir + "/examples/soid/car/standard_10k.onnx");
   Query q = make_query(QueryKind::Might, Semantics::Real, car_state_354(), "label == 0");
   QueryAnswer a = answer_query(m, q);
   ASSERT_TRUE(a.answer);  // the standard car moves in the logged state
@@ -320,7 +321,7 @@ std::vector<QueryAnswer> answer_file(const std::string& path, std::optional<Sema
 }
 
 TEST(Query, DiabetesUnitBug) {
-  const std::string dir = kSrc + "/examples/soid/diabetes/";
+  const std::string dir = kSourceDir + "/examples/soid/diabetes/";
   for (const Semantics sem : {Semantics::Float64, Semantics::Real, Semantics::Float32}) {
     SCOPED_TRACE(to_string(sem));
     const QueryAnswer verify = answer_file(dir + "verify.toml", sem)[0];
@@ -346,12 +347,12 @@ TEST(Query, CarQueriesAgreeWithEnumerationOfAllStates) {
       "in_intersection", "at_intersection_entry", "intersection_empty",    "approaching_intersection",
       "obj_in_range",    "has_right_of_way",      "cars_waiting_to_enter", "car_entering_range",
       "safe_to_enter",   "is_tailgating"};  // bit 9 .. bit 0
-  const std::vector<Query> queries = load_query_file(kSrc + "/examples/soid/car/queries.toml");
+  const std::vector<Query> queries = load_query_file(kSourceDir + "/examples/soid/car/queries.toml");
   ASSERT_GE(queries.size(), 5U);
   int checked = 0;
   for (const std::string profile : {"defensive", "standard", "impatient", "pathological"}) {
     for (const std::string size : {"1k", "10k"}) {
-      std::ifstream csv(fmt::format("{}/benchmarks/soid/gui_car/qtables/{}_{}_train.csv", kSrc, profile, size));
+      std::ifstream csv(fmt::format("{}/benchmarks/soid/gui_car/qtables/{}_{}_train.csv", kSourceDir, profile, size));
       std::vector<int> policy;
       for (std::string line; std::getline(csv, line);) {
         const double stay = std::stod(line.substr(0, line.find(',')));
@@ -359,7 +360,7 @@ TEST(Query, CarQueriesAgreeWithEnumerationOfAllStates) {
         policy.push_back(move >= stay ? 0 : 1);
       }
       ASSERT_EQ(policy.size(), 1024U);
-      const Model m = load_model(fmt::format("{}/examples/soid/car/{}_{}.onnx", kSrc, profile, size));
+      const Model m = load_model(fmt::format("{}/examples/soid/car/{}_{}.onnx", kSourceDir, profile, size));
       for (const Query& q : queries) {
         const Constraints c(m, q);
         bool any = false;
@@ -640,7 +641,7 @@ Query pipeline_query(const std::string& race, const std::string& sex) {
 }
 
 TEST(Query, PipelineQuestionsInRawColumnsAnsweredCaseByCase) {
-  const Model m = load_model(kSrc + "/tests/fixtures/pipelines/mlp.onnx");
+  const Model m = load_model(kSourceDir + "/tests/fixtures/pipelines/mlp.onnx");
   for (const Semantics sem : {Semantics::Real, Semantics::Float64, Semantics::Float32}) {
     Query q = pipeline_query("Black", "Female");
     q.semantics = sem;
@@ -664,7 +665,7 @@ TEST(Query, PipelineQuestionsInRawColumnsAnsweredCaseByCase) {
 }
 
 TEST(Query, PipelineCategoriesAreCheckedByLabel) {
-  const Model m = load_model(kSrc + "/tests/fixtures/pipelines/mlp.onnx");
+  const Model m = load_model(kSourceDir + "/tests/fixtures/pipelines/mlp.onnx");
   Query q = pipeline_query("Black", "Female");
   q.inputs[9].values = {"Female", "Alien"};
   try {
