@@ -13,8 +13,9 @@ namespace witness {
 struct ProcessResult {
   int exit_code = -1;  // -1: killed by a signal or the time limit
   bool timed_out = false;
-  std::string out;  // stdout
-  std::string err;  // stderr
+  bool output_limited = false;  // run_sandboxed: it printed more than allowed and was stopped
+  std::string out;              // stdout
+  std::string err;              // stderr
 };
 
 // argv[0] is looked up in PATH. InternalError if it cannot be started.

@@ -9,14 +9,18 @@
 #include <llvm/Support/raw_ostream.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "core/error.h"
 #include "program/process.h"
 #include "program/program_ir.h"
+#include "program/sandbox.h"
 
 namespace witness {
 
@@ -59,6 +63,92 @@ std::string first_lines(const std::string& text, std::size_t lines) {
     out += (out.empty() ? "" : "\n") + std::string("  ") + line;
   }
   return out;
+}
+
+// Where a program's build may read: its own folder and the system's C and C++ headers.
+bool readable_by_build(const fs::path& file, const fs::path& program_dir) {
+  std::error_code ec;
+  const fs::path real = fs::weakly_canonical(file, ec);
+  if (ec) return false;
+  auto under = [&](const fs::path& root) {
+    const auto [end, _] = std::mismatch(root.begin(), root.end(), real.begin(), real.end());
+    return end == root.end();
+  };
+  return under(program_dir) || under("/usr/include") || under("/usr/lib/llvm-14/lib/clang") || under("/usr/lib/gcc");
+}
+
+// The file names of a make rule (`clang -M`): "target: a b \\\n c", spaces in names escaped.
+std::vector<std::string> make_rule_files(const std::string& rule) {
+  std::vector<std::string> files;
+  std::string name;
+  bool target = true;
+  for (std::size_t i = 0; i < rule.size(); ++i) {
+    const char c = rule[i];
+    if (c == '\\' && i + 1 < rule.size() && (rule[i + 1] == ' ' || rule[i + 1] == '\n')) {
+      if (rule[i + 1] == ' ') name += ' ';
+      ++i;
+    } else if (c == ' ' || c == '\n' || c == '\t') {
+      if (!name.empty() && !target) files.push_back(name);
+      if (!name.empty() && name.back() == ':') target = false;
+      name.clear();
+    } else {
+      name += c;
+    }
+  }
+  if (!name.empty() && !target) files.push_back(name);
+  return files;
+}
+
+ProcessResult clang(std::vector<std::string> args);
+
+// A program is untrusted (witness serve compiles what a client uploads): its build may read only
+// its own folder and the system headers, or clang's messages would show another file's text.
+// Absolute and escaping #include lines are refused as written; then the preprocessor's list of
+// every file read (macros can build a name) is checked, links resolved.
+void check_includes(const std::string& path, std::vector<std::string> args, const std::string& where) {
+  const fs::path dir = fs::weakly_canonical(fs::absolute(path).parent_path());
+  std::ifstream in(path);
+  const std::regex include(R"(^\s*#\s*(include|include_next|import)\s*[<"]([^>"]*)[>"])");
+  std::size_t number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    std::smatch m;
+    if (!std::regex_search(line, m, include)) continue;
+    const fs::path named = m[2].str();
+    const bool escapes = std::any_of(named.begin(), named.end(), [](const fs::path& p) { return p == ".."; });
+    if (named.is_absolute() || escapes) {
+      throw InputError(
+          fmt::format("{}program {}:{}: #include \"{}\" names a file outside the program's folder; "
+                      "only its own headers and the system's may be included",
+                      where.empty() ? "" : where + ": ", path, number, named.string()));
+    }
+  }
+  args.insert(args.end(), {"-M", path});
+  const ProcessResult r = clang(args);
+  for (const std::string& file : make_rule_files(r.out)) {
+    if (!readable_by_build(file, dir)) {
+      throw InputError(
+          fmt::format("{}program {} includes {}, outside the program's folder; only its own "
+                      "headers and the system's may be included",
+                      where.empty() ? "" : where + ": ", path, file));
+    }
+  }
+  if (r.exit_code != 0 && !r.timed_out) {
+    // Only the messages about the program's own files: another's would quote it.
+    std::string errors;
+    std::istringstream err(r.err);
+    for (std::string line; std::getline(err, line);) {
+      if (line.find("error:") != std::string::npos && readable_by_build(line.substr(0, line.find(':')), dir)) {
+        errors += line + "\n";
+      }
+    }
+    throw InputError(fmt::format("{}program {} does not compile (clang-14):\n{}", where.empty() ? "" : where + ": ",
+                                 path, first_lines(errors.empty() ? "an included file cannot be read" : errors, 10)));
+  }
+  if (r.timed_out) {
+    throw InputError(fmt::format("{}program {}: reading its #include files took over {} s",
+                                 where.empty() ? "" : where + ": ", path, kCompileSeconds));
+  }
 }
 
 ProcessResult clang(std::vector<std::string> args) {
@@ -183,6 +273,7 @@ Program Program::compile(const std::string& path, const std::string& function, c
   std::vector<std::string> args = {"-x", is_cpp(path) ? "c++" : "c"};
   if (is_cpp(path)) args.emplace_back("-std=c++17");
   args.insert(args.end(), kClangFlags.begin(), kClangFlags.end());
+  check_includes(path, args, where);
   args.insert(args.end(), {"-emit-llvm", "-c", path, "-o", bitcode});
   const ProcessResult r = clang(args);
   if (r.exit_code != 0) {
@@ -358,8 +449,9 @@ NativeValue Program::run_native(const std::vector<std::optional<NativeValue>>& i
       if (ec) throw InternalError(fmt::format("cannot write {}: {}", linked, ec.message()));
       llvm::WriteBitcodeToFile(*ir.module, out);
     }
-    std::vector<std::string> a = {"-O1", "-ffp-contract=off", "-Wno-everything", linked, harness_path, "-lm", "-o",
-                                  exe};
+    // Static: the sandbox lets the replay open no file, not even the dynamic loader's libraries.
+    std::vector<std::string> a = {
+        "-O1", "-ffp-contract=off", "-Wno-everything", "-static", linked, harness_path, "-lm", "-o", exe};
     const ProcessResult r = clang(a);
     if (r.exit_code != 0) {
       throw InternalError(fmt::format("cannot build the native replay of {}:\n{}", ir.path, first_lines(r.err, 20)));
@@ -382,11 +474,18 @@ NativeValue Program::run_native(const std::vector<std::optional<NativeValue>>& i
       argv.push_back(fmt::format("{}", inputs[i]->unsigned_integer));
     }
   }
-  const ProcessResult r = run_process(argv, kRunSeconds);
+  argv.erase(argv.begin());
+  SandboxLimits limits;
+  limits.seconds = kRunSeconds;
+  const ProcessResult r = run_sandboxed(ir.native, argv, limits);
   if (r.exit_code != 0) {
-    throw InternalError(fmt::format("the native run of {} on the scenario failed ({}){}", ir.path,
-                                    r.timed_out ? "time limit" : fmt::format("exit code {}", r.exit_code),
-                                    r.err.empty() ? "" : ": " + first_lines(r.err, 5)));
+    // The program's own doing (a crash, a refused system call, a loop): an answer about this
+    // input cannot be checked natively.
+    throw InputError(fmt::format("the native run of {} on the scenario failed ({}){}", ir.path,
+                                 r.timed_out        ? "time limit"
+                                 : r.output_limited ? "it printed more than 1 MB"
+                                                    : fmt::format("exit code {}", r.exit_code),
+                                 r.err.empty() ? "" : ": " + first_lines(r.err, 5)));
   }
   NativeValue v;
   const char* text = r.out.c_str();

@@ -54,10 +54,17 @@ TEST(ProgramQuery, DiabetesProgramAnswersAsTheOnnxAgent) {
   }
 }
 
-// agent.c with another Q-table compiled in, through its QTABLE_FILE macro.
+// agent.c with another Q-table compiled in, through its QTABLE_FILE macro. A program's build reads
+// only its own folder, so the agent and the table are copied beside the wrapper.
 std::string car_source(const std::string& profile) {
-  const std::string car = kSourceDir + "/examples/soid/car/";
-  return fmt::format("#define QTABLE_FILE \"{}qtables/{}.h\"\n#include \"{}agent.c\"\n", car, profile, car);
+  return fmt::format("#define QTABLE_FILE \"qtables/{}.h\"\n#include \"car_agent.c\"\n", profile);
+}
+void copy_car_files(const SourceFile& wrapper, const std::string& profile) {
+  const std::filesystem::path car = kSourceDir + "/examples/soid/car/";
+  const std::filesystem::path dir = std::filesystem::path(wrapper.path()).parent_path();
+  std::filesystem::create_directories(dir / "qtables");
+  std::filesystem::copy_file(car / "agent.c", dir / "car_agent.c");
+  std::filesystem::copy_file(car / "qtables" / (profile + ".h"), dir / "qtables" / (profile + ".h"));
 }
 
 const char* const kProfiles[] = {"defensive_1k", "defensive_10k", "standard_1k",     "standard_10k",
@@ -67,6 +74,7 @@ TEST(ProgramQuery, CarProgramAnswersAsTheOnnxAgentsForEveryProfile) {
   const std::vector<Query> queries = load_query_file(kSourceDir + "/examples/soid/car/queries.toml");
   for (const char* profile : kProfiles) {
     const SourceFile src("agent.c", car_source(profile));
+    copy_car_files(src, profile);
     const Program program = Program::compile(src.path(), "decide");
     const Model model = load_model(fmt::format("{}/examples/soid/car/{}.onnx", kSourceDir, profile));
     for (Query q : queries) {
@@ -85,6 +93,7 @@ TEST(ProgramQuery, CarProgramAnswersAsTheOnnxAgentsForEveryProfile) {
 TEST(ProgramQuery, CarProgramDecidesAllStatesAsTheOnnxAgent) {
   for (const char* profile : {"standard_10k", "pathological_1k"}) {
     const SourceFile src("agent.c", car_source(profile));
+    copy_car_files(src, profile);
     const Program program = Program::compile(src.path(), "decide");
     const Model model = load_model(fmt::format("{}/examples/soid/car/{}.onnx", kSourceDir, profile));
     ASSERT_EQ(program.inputs().size(), 10U);
@@ -128,6 +137,7 @@ TEST(ProgramQuery, CarProgramWithEveryInputFree) {
   Query q = load_query_file(kSourceDir + "/examples/soid/car/queries.toml")[0];
   for (QueryInput& in : q.inputs) in.value.reset();
   const SourceFile src("agent.c", car_source("standard_10k"));
+  copy_car_files(src, "standard_10k");
   const Program program = Program::compile(src.path(), "decide");
   const Model model = load_model(kSourceDir + "/examples/soid/car/standard_10k.onnx");
   for (const char* behavior : {"label == 0 || !safe_to_enter || in_intersection", "label == 1"}) {
@@ -172,6 +182,7 @@ TEST(ProgramQuery, NearestScenarioChangesFewestLoggedInputs) {
       if (ev.labels[static_cast<std::size_t>(c)] == 1) fewest = std::min(fewest, changed);
     }
     const SourceFile src("agent.c", car_source(profile));
+    copy_car_files(src, profile);
     const Program program = Program::compile(src.path(), "decide");
     for (const QueryAnswer& a : {answer_query(model, q), answer_query(program, q)}) {
       ASSERT_EQ(a.answer, fewest < 99) << profile;

@@ -1,0 +1,165 @@
+// Hostile programs in the native replay's sandbox: constructors, .init_array entries, system,
+// fopen, socket, fork, exec, endless loops, huge allocations and floods of output have no effect
+// outside it; and a program's build reads no file outside its folder and the system headers.
+#include "program/sandbox.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "core/error.h"
+#include "program/process.h"
+#include "program/program.h"
+#include "source_file.h"
+
+namespace witness {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A file outside the sandbox that hostile programs try to create; gone before and after.
+class Marker {
+ public:
+  Marker() : path_(fs::temp_directory_path() / fmt::format("witness-sandbox-marker-{}", getpid())) {
+    fs::remove(path_);
+  }
+  ~Marker() { fs::remove(path_); }
+  Marker(const Marker&) = delete;
+  Marker& operator=(const Marker&) = delete;
+  [[nodiscard]] std::string path() const { return path_.string(); }
+  [[nodiscard]] bool exists() const { return fs::exists(path_); }
+
+ private:
+  fs::path path_;
+};
+
+// Builds `source` statically, as the native replay is built, and runs it in the sandbox.
+ProcessResult run_hostile(const std::string& source, double seconds = 5.0) {
+  const SourceFile f("hostile.c", source);
+  const std::string exe = (fs::path(f.path()).parent_path() / "hostile").string();
+  const ProcessResult built = run_process({"clang-14", "-O1", "-w", "-static", f.path(), "-lm", "-o", exe}, 120.0);
+  EXPECT_EQ(built.exit_code, 0) << built.err;
+  SandboxLimits limits;
+  limits.seconds = seconds;
+  limits.memory_bytes = std::size_t{256} << 20;
+  limits.output_bytes = 4096;
+  return run_sandboxed(exe, {"7"}, limits);
+}
+
+TEST(Sandbox, AnHonestProgramRunsAndPrints) {
+  const ProcessResult r = run_hostile(
+      "#include <stdio.h>\n#include <stdlib.h>\n#include <math.h>\n"
+      "int main(int argc, char** argv) { double* v = malloc(1000000 * sizeof(double));\n"
+      "  for (int i = 0; i < 1000000; ++i) v[i] = sqrt(i);\n"
+      "  printf(\"%d %.0f\\n\", atoi(argv[1]) * 6, v[999999]); return 0; }\n");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "42 1000\n");
+}
+
+TEST(Sandbox, ConstructorsAndInitArrayEntriesRunInsideIt) {
+  const Marker m;
+  const ProcessResult r = run_hostile(
+      fmt::format("#include <stdio.h>\n#include <stdlib.h>\n"
+                  "__attribute__((constructor(101))) static void early(void) {{ system(\"touch {0}\"); "
+                  "FILE* f = fopen(\"{0}\", \"w\"); if (f) fputs(\"x\", f); }}\n"
+                  "__attribute__((used)) static void entry(void) {{ system(\"touch {0}\"); }}\n"
+                  "__asm__(\".section .init_array,\\\"aw\\\"\\n.quad entry\\n.section .preinit_array,\\\"aw\\\"\\n"
+                  ".quad entry\\n.text\\n\");\n"
+                  "int main(void) {{ puts(\"ran\"); return 0; }}\n",
+                  m.path()));
+  EXPECT_EQ(r.out, "ran\n") << r.err;
+  EXPECT_FALSE(m.exists());
+}
+
+TEST(Sandbox, FilesSocketsProcessesAndExecAreRefused) {
+  const Marker m;
+  const ProcessResult r =
+      run_hostile(fmt::format("#include <stdio.h>\n#include <unistd.h>\n#include <fcntl.h>\n#include <sys/socket.h>\n"
+                              "#include <sys/syscall.h>\n"
+                              "int main(void) {{\n"
+                              "  printf(\"read %d\\n\", open(\"/etc/passwd\", O_RDONLY) >= 0);\n"
+                              "  printf(\"write %d\\n\", open(\"{0}\", O_WRONLY | O_CREAT, 0644) >= 0);\n"
+                              "  printf(\"socket %d\\n\", socket(AF_INET, SOCK_STREAM, 0) >= 0);\n"
+                              "  fflush(stdout);\n"
+                              "  pid_t p = fork(); if (p == 0) _exit(0);\n"
+                              "  printf(\"fork %d\\n\", p >= 0);\n"
+                              "  char* argv[] = {{\"/bin/touch\", \"{0}\", 0}};\n"
+                              "  printf(\"exec %d\\n\", execve(\"/bin/touch\", argv, 0));\n"
+                              "  printf(\"execveat %d\\n\", (int)syscall(SYS_execveat, 3, \"\", argv, 0, 0x1000));\n"
+                              "  return 0; }}\n",
+                              m.path()));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "read 0\nwrite 0\nsocket 0\nfork 0\nexec -1\nexecveat -1\n");
+  EXPECT_FALSE(m.exists());
+}
+
+TEST(Sandbox, LoopsAllocationsAndFloodsEndWithinTheLimits) {
+  const auto start = std::chrono::steady_clock::now();
+  const ProcessResult loop = run_hostile("int main(void) { volatile int x = 0; for (;;) ++x; }\n", 1.0);
+  EXPECT_TRUE(loop.timed_out);
+  EXPECT_NE(loop.exit_code, 0);
+  const ProcessResult huge = run_hostile(
+      "#include <stdlib.h>\n#include <string.h>\n#include <stdio.h>\n"
+      "int main(void) { volatile size_t n = (size_t)8 << 30; char* p = malloc(n);\n"
+      "  if (!p) { puts(\"refused\"); return 3; }\n"
+      "  memset(p, 1, n); return p[n / 2]; }\n");
+  EXPECT_EQ(huge.exit_code, 3);
+  EXPECT_EQ(huge.out, "refused\n");
+  const ProcessResult flood = run_hostile("#include <stdio.h>\nint main(void) { for (;;) puts(\"spam\"); }\n");
+  EXPECT_TRUE(flood.output_limited);
+  EXPECT_EQ(flood.out.size(), 4096U);
+  // The loop's 1 s and the build of three programs; nothing waited for a child that would not end.
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 60.0);
+}
+
+TEST(Sandbox, TheReplayOfAProgramRunsInIt) {
+  const Marker m;
+  const SourceFile f("agent.c", fmt::format("#include <stdlib.h>\n"
+                                            "__attribute__((constructor)) static void early(void) {{ "
+                                            "system(\"touch {}\"); }}\n"
+                                            "int decide(int x) {{ return x > 3; }}\n",
+                                            m.path()));
+  const Program p = Program::compile(f.path(), "decide");
+  NativeValue five;
+  five.integer = 5;
+  EXPECT_EQ(p.run_native({five}).integer, 1);
+  EXPECT_FALSE(m.exists());
+}
+
+// Compiling reads the program's folder and the system headers only: a file elsewhere named
+// directly, through "..", built by a macro, or reached through a link in the folder is refused
+// without any of its text in the message.
+TEST(Sandbox, ABuildReadsNoFileOutsideTheProgramsFolder) {
+  const std::string secret = (fs::temp_directory_path() / fmt::format("witness-secret-{}.h", getpid())).string();
+  std::ofstream(secret) << "int leaked_token_xyzzy = ;\n";
+  auto refused = [&](const std::string& text, const std::string& needle, const std::string& link = "") {
+    const SourceFile f("agent.c", text);
+    if (!link.empty()) fs::create_symlink(secret, fs::path(f.path()).parent_path() / link);
+    try {
+      (void)Program::compile(f.path(), "decide");
+      ADD_FAILURE() << "compiled: " << text;
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(needle), std::string::npos) << what;
+      EXPECT_EQ(what.find("xyzzy"), std::string::npos) << what;
+    }
+  };
+  refused(fmt::format("#include \"{}\"\nint decide(int x) {{ return x; }}\n", secret), "outside the program's folder");
+  refused("#include \"../../etc/passwd\"\nint decide(int x) { return x; }\n", "outside the program's folder");
+  refused(fmt::format("#define F \"{}\"\n#include F\nint decide(int x) {{ return x; }}\n", secret),
+          "outside the program's folder");
+  refused("#include \"link.h\"\nint decide(int x) { return x; }\n", "outside the program's folder", "link.h");
+  fs::remove(secret);
+  // Its own headers and the system's are fine.
+  const SourceFile own("agent.c", "#include <math.h>\n#include \"weights.h\"\nint decide(int x) { return x > W; }\n");
+  std::ofstream(fs::path(own.path()).parent_path() / "weights.h") << "#define W 3\n";
+  EXPECT_EQ(Program::compile(own.path(), "decide").inputs().size(), 1U);
+}
+
+}  // namespace
+}  // namespace witness
