@@ -10,11 +10,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cinttypes>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include "core/error.h"
@@ -101,6 +101,25 @@ std::vector<std::string> make_rule_files(const std::string& rule) {
 
 ProcessResult clang(std::vector<std::string> args);
 
+// The file an #include, #include_next or #import line names as written ("" for other lines).
+std::string included_name(const std::string& line) {
+  std::size_t i = line.find_first_not_of(" \t");
+  if (i == std::string::npos || line[i] != '#') return "";
+  i = line.find_first_not_of(" \t", i + 1);
+  if (i == std::string::npos) return "";
+  std::size_t word_end = i;
+  while (word_end < line.size() &&
+         (std::isalpha(static_cast<unsigned char>(line[word_end])) != 0 || line[word_end] == '_')) {
+    ++word_end;
+  }
+  const std::string word = line.substr(i, word_end - i);
+  if (word != "include" && word != "include_next" && word != "import") return "";
+  i = line.find_first_not_of(" \t", word_end);
+  if (i == std::string::npos || (line[i] != '"' && line[i] != '<')) return "";
+  const std::size_t close = line.find(line[i] == '"' ? '"' : '>', i + 1);
+  return close == std::string::npos ? "" : line.substr(i + 1, close - i - 1);
+}
+
 // A program is untrusted (witness serve compiles what a client uploads): its build may read only
 // its own folder and the system headers, or clang's messages would show another file's text.
 // Absolute and escaping #include lines are refused as written; then the preprocessor's list of
@@ -108,19 +127,18 @@ ProcessResult clang(std::vector<std::string> args);
 void check_includes(const std::string& path, std::vector<std::string> args, const std::string& where) {
   const fs::path dir = fs::weakly_canonical(fs::absolute(path).parent_path());
   std::ifstream in(path);
-  const std::regex include(R"(^\s*#\s*(include|include_next|import)\s*[<"]([^>"]*)[>"])");
   std::size_t number = 0;
   for (std::string line; std::getline(in, line);) {
     ++number;
-    std::smatch m;
-    if (!std::regex_search(line, m, include)) continue;
-    const fs::path named = m[2].str();
-    const bool escapes = std::any_of(named.begin(), named.end(), [](const fs::path& p) { return p == ".."; });
-    if (named.is_absolute() || escapes) {
+    const std::string named = included_name(line);
+    if (named.empty()) continue;
+    const fs::path p = named;
+    const bool escapes = std::any_of(p.begin(), p.end(), [](const fs::path& step) { return step == ".."; });
+    if (p.is_absolute() || escapes) {
       throw InputError(
           fmt::format("{}program {}:{}: #include \"{}\" names a file outside the program's folder; "
                       "only its own headers and the system's may be included",
-                      where.empty() ? "" : where + ": ", path, number, named.string()));
+                      where.empty() ? "" : where + ": ", path, number, named));
     }
   }
   args.insert(args.end(), {"-M", path});
