@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/file.h"
+#include "core/toml_limits.h"
 #include "domain/csv.h"
 #include "model/columns.h"
 #include "model/model.h"
@@ -222,6 +223,7 @@ class SchemaParser {
   }
 
   void parse(Schema& s) const {
+    check_toml_limits(text_, source_);
     toml::table root;
     try {
       root = toml::parse(text_, source_);

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/file.h"
+#include "core/toml_limits.h"
 #include "query/query.h"
 
 namespace witness {
@@ -29,6 +30,7 @@ class QueryFileReader {
   }
 
   std::vector<Query> read() {
+    check_toml_limits(text_, path_);
     toml::table root;
     try {
       root = toml::parse(text_, path_);
