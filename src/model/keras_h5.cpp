@@ -115,15 +115,40 @@ H5::H5File open_file(const std::string& path) {
   }
 }
 
-// A link at a '/'-separated path below `loc`; H5Lexists wants every intermediate step checked.
-bool link_exists(const H5::Group& loc, const std::string& rel) {
+// A link at a '/'-separated path below `loc`. Each step is looked at before it is followed, and
+// must be a hard link: a loader reads only its own file, and an external link (another file) or a
+// soft link (which may lead to one) would make it read elsewhere. Throws InputError for such a link.
+bool link_exists(const H5::Group& loc, const std::string& rel, const std::string& path, const std::string& where) {
   try {
     for (std::size_t pos = rel.find('/', 1);; pos = rel.find('/', pos + 1)) {
-      if (!loc.nameExists(rel.substr(0, pos))) return false;
+      const std::string step = rel.substr(0, pos);
+      if (!loc.nameExists(step)) return false;
+      H5L_info_t info{};
+      if (H5Lget_info(loc.getId(), step.c_str(), &info, H5P_DEFAULT) < 0) return false;
+      if (info.type != H5L_TYPE_HARD) {
+        throw InputError(path, where,
+                         fmt::format("{} is {} link; a model file must hold its own weights", step,
+                                     info.type == H5L_TYPE_EXTERNAL ? "an external (another file's)" : "a soft"));
+      }
       if (pos == std::string::npos) return true;
     }
   } catch (const H5::Exception&) {  // an intermediate step that is not a group
     return false;
+  }
+}
+
+// A dataset whose values are stored in this file: HDF5 external storage and virtual datasets
+// read other files, so they are refused.
+void check_stored_here(const H5::DataSet& ds, const std::string& path, const std::string& where,
+                       const std::string& name) {
+  const H5::DSetCreatPropList dcpl = ds.getCreatePlist();
+  if (H5Pget_external_count(dcpl.getId()) != 0) {
+    throw InputError(path, where,
+                     fmt::format("dataset {} keeps its values in another file (HDF5 external storage)", name));
+  }
+  if (H5Pget_layout(dcpl.getId()) == H5D_VIRTUAL) {
+    throw InputError(path, where,
+                     fmt::format("dataset {} is a virtual dataset (its values come from other files)", name));
   }
 }
 
@@ -379,7 +404,8 @@ class Weights {
  public:
   Weights(const H5::H5File& file, std::string path) : path_(std::move(path)) {
     // Whole-model files keep the weights under model_weights; save_weights() files at the root.
-    const bool nested = h5(path_, "", "cannot list the root group", [&] { return file.nameExists("model_weights"); });
+    const bool nested = h5(path_, "", "cannot list the root group",
+                           [&] { return link_exists(file.openGroup("/"), "model_weights", path_, ""); });
     prefix_ = nested ? "model_weights/" : "";
     root_ = h5(path_, "", "cannot open group model_weights",
                [&] { return nested ? file.openGroup("model_weights") : file.openGroup("/"); });
@@ -395,7 +421,9 @@ class Weights {
   Dense dense(const std::string& layer, bool use_bias) const {
     const std::string where = fmt::format("layer '{}'", layer);
     const std::string group_name = prefix_ + layer;
-    if (!link_exists(root_, layer)) throw InputError(path_, where, fmt::format("group {} missing", group_name));
+    if (!link_exists(root_, layer, path_, where)) {
+      throw InputError(path_, where, fmt::format("group {} missing", group_name));
+    }
     const H5::Group group =
         h5(path_, where, fmt::format("{} is not a group", group_name), [&] { return root_.openGroup(layer); });
     std::string kernel = layer + "/kernel:0";
@@ -485,8 +513,10 @@ class Weights {
   H5::DataSet open_dataset(const H5::Group& group, const std::string& group_name, const std::string& rel,
                            const std::string& where) const {
     const std::string name = group_name + "/" + rel;
-    if (!link_exists(group, rel)) throw InputError(path_, where, fmt::format("dataset {} missing", name));
-    return h5(path_, where, fmt::format("{} is not a dataset", name), [&] { return group.openDataSet(rel); });
+    if (!link_exists(group, rel, path_, where)) throw InputError(path_, where, fmt::format("dataset {} missing", name));
+    H5::DataSet ds = h5(path_, where, fmt::format("{} is not a dataset", name), [&] { return group.openDataSet(rel); });
+    h5(path_, where, "cannot read the storage of dataset " + name, [&] { check_stored_here(ds, path_, where, name); });
+    return ds;
   }
 
   std::string path_;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -393,6 +394,56 @@ TEST_F(KerasH5Files, FixedLengthConfigWrittenWithH5Cpp) {
   EXPECT_EQ(m.nodes[1].weights, w);
   EXPECT_EQ(m.nodes[1].values, Eigen::Vector2d(0.5, -0.5));
   EXPECT_EQ(m.rule.kind, DecisionRule::Kind::ArgMax);
+}
+
+// A model file that points elsewhere for its weights is refused, naming the dataset or link, and
+// the other file is never read: external raw storage, an external link, a soft link.
+TEST_F(KerasH5Files, WeightsInAnotherFileAreRefused) {
+  const std::string secret = (dir_ / "secret.bin").string();
+  {
+    const double values[6] = {1, 2, 3, 4, 5, 6};
+    std::ofstream(secret, std::ios::binary).write(reinterpret_cast<const char*>(values), sizeof values);
+  }
+  const std::string other = (dir_ / "other.h5").string();
+  {
+    H5::H5File f(other, H5F_ACC_TRUNC);
+    const hsize_t kdims[2] = {3, 2};
+    const double kernel[6] = {1, 2, 3, 4, 5, 6};
+    f.createDataSet("k", H5::PredType::IEEE_F64LE, H5::DataSpace(2, kdims)).write(kernel, H5::PredType::NATIVE_DOUBLE);
+  }
+  // One Dense layer d (3 -> 2) whose kernel:0 is made by `kernel`.
+  auto model = [&](const std::string& name, const std::function<void(H5::Group&)>& kernel) {
+    const std::string path = (dir_ / name).string();
+    H5::H5File f(path, H5F_ACC_TRUNC);
+    const std::string config = R"({"class_name": "Sequential", "config": {"layers": [
+      {"class_name": "Dense", "config": {"name": "d", "units": 2, "activation": "linear",
+                                         "batch_input_shape": [null, 3]}}]}})";
+    H5::StrType fixed(H5::PredType::C_S1, config.size());
+    f.createAttribute("model_config", fixed, H5::DataSpace(H5S_SCALAR)).write(fixed, config.data());
+    H5::Group g = f.createGroup("model_weights").createGroup("d").createGroup("d");
+    kernel(g);
+    const hsize_t bdims[1] = {2};
+    const double bias[2] = {0.5, -0.5};
+    g.createDataSet("bias:0", H5::PredType::IEEE_F64LE, H5::DataSpace(1, bdims))
+        .write(bias, H5::PredType::NATIVE_DOUBLE);
+    return path;
+  };
+  const hsize_t kdims[2] = {3, 2};
+  const std::string external = model("external_storage.h5", [&](H5::Group& g) {
+    H5::DSetCreatPropList dcpl;
+    dcpl.setExternal(secret.c_str(), 0, 6 * sizeof(double));
+    g.createDataSet("kernel:0", H5::PredType::IEEE_F64LE, H5::DataSpace(2, kdims), dcpl);
+  });
+  expect_error(external,
+               {"dataset model_weights/d/d/kernel:0 keeps its values in another file (HDF5 external storage)"});
+  const std::string linked = model("external_link.h5", [&](H5::Group& g) {
+    H5Lcreate_external(other.c_str(), "/k", g.getId(), "kernel:0", H5P_DEFAULT, H5P_DEFAULT);
+  });
+  expect_error(linked, {"kernel:0 is an external (another file's) link"});
+  const std::string soft = model("soft_link.h5", [&](H5::Group& g) {
+    H5Lcreate_soft("/model_weights/d/d/bias:0", g.getId(), "kernel:0", H5P_DEFAULT, H5P_DEFAULT);
+  });
+  expect_error(soft, {"kernel:0 is a soft link"});
 }
 #else
 TEST_F(KerasH5Files, FixedLengthConfigWrittenWithH5Cpp) {
