@@ -20,12 +20,13 @@ void run_bias_command(const BiasArgs& args) {
   BiasJob job;
   set_job_options(bias_options(), job, env, given_options(args.options));
   env.start();
+  check_report_files(args.report);
   SubjectSource src = args.subject.source();
   src.data.path = args.data;
   const RunOutput out = run_bias(load_subject(src), job, env, command_line());
   print_stats(env);
-  write_reports(args.report, out.report);
   print_answer(out, args.json);
+  write_reports(args.report, out.report);
 }
 
 }  // namespace

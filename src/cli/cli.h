@@ -104,6 +104,8 @@ struct ReportFiles {
 void add_report_options(CLI::App& cmd, ReportFiles& files);
 // Writes the report envelope to the files asked for (InputError naming a file it cannot write).
 void write_reports(const ReportFiles& files, const nlohmann::json& envelope);
+// Before a run: every file it will write can be written (core/file.h check_writable).
+void check_report_files(const ReportFiles& files);
 // The command line as typed (for reports), recorded by main().
 void set_command_line(int argc, const char* const* argv);
 const std::string& command_line();

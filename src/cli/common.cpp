@@ -102,6 +102,12 @@ void add_report_options(CLI::App& cmd, ReportFiles& files) {
                  "witness report turns it into HTML");
 }
 
+void check_report_files(const ReportFiles& files) {
+  for (const std::string& f : {files.json, files.html}) {
+    if (!f.empty()) check_writable(f);
+  }
+}
+
 void write_reports(const ReportFiles& files, const nlohmann::json& envelope) {
   if (!files.json.empty()) write_file(files.json, json_text(envelope) + "\n");
   if (!files.html.empty()) write_html_report(files.html, envelope);

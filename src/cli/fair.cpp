@@ -39,6 +39,10 @@ int run_fair_command(const FairArgs& args) {
   FairJob job;
   set_job_options(fair_options(), job, env, given_options(args.options));
   env.start();
+  check_report_files(args.report);
+  for (const std::string& f : {args.witnesses_out, args.regions_out}) {
+    if (!f.empty()) check_writable(f);
+  }
   SubjectSource src = args.subject.source();
   src.data.path = args.data;
   src.seeds.path = args.seeds;
@@ -109,11 +113,12 @@ int run_fair_command(const FairArgs& args) {
   };
   const RunOutput out = run_fair(subject, job, env, command_line());
   progress.clear();
+  // The answer first: a side file that fails after all is an error, but the verdict is printed.
+  print_stats(env);
+  print_answer(out, args.json);
   if (!args.witnesses_out.empty()) write_file(args.witnesses_out, out.pairs_csv);
   if (!args.regions_out.empty()) write_file(args.regions_out, out.regions_csv);
-  print_stats(env);
   write_reports(args.report, out.report);
-  print_answer(out, args.json);
   return verdict_exit_code(out.result);
 }
 

@@ -1,5 +1,6 @@
 // witness: interrogates decision models. Exit codes (DESIGN.md): 0 verified/ok, 10 witness,
 // 20 inconclusive, 1 runtime error, 2 usage or input error.
+#include <cstdio>
 #include <iostream>
 #include <string>
 
@@ -82,10 +83,17 @@ int main(int argc, char** argv) {
     std::cerr << "error: internal: " << printable(e.what()) << '\n';
     return 1;
   }
+  // An answer that did not reach stdout (a full disk, a closed pipe) is a failure, not a verdict:
+  // `witness predict ... > labels.txt` on a full disk must not exit 0 with part of the labels.
+  std::cout.flush();
+  if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+    std::cerr << "error: cannot write the answer to standard output (disk full or pipe closed?)\n";
+    std::cerr.flush();
+    std::quick_exit(1);
+  }
   // A large Z3 context may still be being freed on a helper thread: the answer is printed, so do
   // not make the caller wait for it.
   if (witness::contexts_retiring()) {
-    std::cout.flush();
     std::cerr.flush();
     std::quick_exit(status);
   }

@@ -1,12 +1,14 @@
 // witness report RUN.json -o OUT.html: the self-contained HTML report of a saved run (the
 // --report-json envelope, or a plain --json document of fair, test or bias).
-#include <fstream>
+#include <fmt/format.h>
+
+#include <cstdint>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include "cli/cli.h"
 #include "core/error.h"
+#include "core/file.h"
 #include "report/html_report.h"
 
 namespace witness::cli {
@@ -17,14 +19,20 @@ struct ReportArgs {
   std::string out;
 };
 
+// A saved run is a few MB; its nesting is a handful of levels. The report's writer walks the
+// document recursively, so depth is bounded before it sees it.
+constexpr std::uintmax_t kMaxRunBytes = std::uintmax_t{256} << 20;
+constexpr int kMaxRunDepth = 64;
+
 void run_report(const ReportArgs& args) {
-  std::ifstream in(args.run, std::ios::binary);
-  if (!in) throw InputError(args.run, "", "cannot open");
-  std::ostringstream text;
-  text << in.rdbuf();
+  const std::string text = read_file(args.run, kMaxRunBytes);
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(text.str());
+    doc = nlohmann::json::parse(text, [&](int depth, nlohmann::json::parse_event_t, const nlohmann::json&) {
+      if (depth > kMaxRunDepth)
+        throw InputError(args.run, "", fmt::format("JSON nested more than {} deep", kMaxRunDepth));
+      return true;
+    });
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(args.run, "", std::string("not JSON: ") + e.what());
   }

@@ -36,6 +36,7 @@ void run_test_command(const TestArgs& args, int& status) {
   const std::map<std::string, std::string> given = given_options(args.options);
   set_job_options(test_options(), o, env, given);
   env.start();
+  check_report_files(args.report);
   if (args.subject.model.empty() == args.command.empty())
     throw InputError("give either a MODEL file or a non-empty --cmd \"program\" (not both)");
   SubjectSource src = args.subject.source();
@@ -82,8 +83,8 @@ void run_test_command(const TestArgs& args, int& status) {
   if (csv) csv->close();
   status = out.result.value("discriminatory", 0) > 0 ? 10 : 0;
   print_stats(env);
-  write_reports(args.report, out.report);
   print_answer(out, args.json);
+  write_reports(args.report, out.report);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "core/file.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -12,7 +13,7 @@
 
 namespace witness {
 
-std::string read_file(const std::string& path) {
+std::string read_file(const std::string& path, std::uintmax_t max_bytes) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (std::filesystem::is_directory(status)) throw InputError(path, "", "is a directory, expected a file");
@@ -20,12 +21,36 @@ std::string read_file(const std::string& path) {
   if (!ec && !std::filesystem::is_regular_file(status) && !std::filesystem::is_fifo(status)) {
     throw InputError(path, "", "not a regular file");
   }
+  auto too_long = [&] {
+    return InputError(path, "", fmt::format("longer than {} MB, the limit for this file", max_bytes >> 20));
+  };
+  if (!ec && std::filesystem::is_regular_file(status) && std::filesystem::file_size(path, ec) > max_bytes && !ec) {
+    throw too_long();
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", fmt::format("cannot open: {}", std::strerror(errno)));
-  std::ostringstream buf;
-  buf << in.rdbuf();
+  std::string text;
+  std::string chunk(std::size_t{1} << 16, '\0');
+  while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
+    text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+    if (text.size() > max_bytes) throw too_long();  // a pipe, or a file that grew
+  }
   if (in.bad()) throw InputError(path, "", "read error");
-  return std::move(buf).str();
+  return text;
+}
+
+void check_writable(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto status = fs::status(path, ec);
+  if (fs::is_directory(status)) throw InputError(path, "", "is a directory, expected a file to write");
+  if (!ec && fs::exists(status) && !fs::is_regular_file(status)) return;  // a device or pipe: written directly
+  fs::path dir = fs::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  if (!fs::is_directory(dir, ec)) throw InputError(path, "", fmt::format("cannot write: no folder {}", dir.string()));
+  if (::access(dir.c_str(), W_OK) != 0) {
+    throw InputError(path, "", fmt::format("cannot write in {}: {}", dir.string(), std::strerror(errno)));
+  }
 }
 
 void write_file(const std::string& path, std::string_view text) {

@@ -9,16 +9,21 @@
 //   }
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace witness {
 
-// Reads a whole file; throws InputError naming it when it is missing, a directory or unreadable.
-std::string read_file(const std::string& path);
+// Reads a whole file; throws InputError naming it when it is missing, a directory, a device,
+// unreadable, or longer than `max_bytes` (pipes are read up to the limit).
+std::string read_file(const std::string& path, std::uintmax_t max_bytes = std::uintmax_t{4} << 30);
 // Writes a whole file, all or nothing: the text goes to a temporary file beside it that is renamed
 // over `path` once complete (devices and pipes such as /dev/stdout are written directly). Throws
 // InputError naming the file when it cannot be written (a missing folder, a full disk).
 void write_file(const std::string& path, std::string_view text);
+// Checks, before a run, that write_file(path, ...) can succeed: not a folder, and its folder exists
+// and is writable. Throws InputError naming the file, so a long run does not end in a lost answer.
+void check_writable(const std::string& path);
 
 }  // namespace witness

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/file.h"
 #include "model/loaders.h"
 
 namespace witness {
@@ -170,9 +171,7 @@ void save_mlp_json(const Model& model, const std::string& path) {
               {"input_names", model.input_names},
               {"layer_sizes", sizes},
               {"layers", layers}};
-  std::ofstream out(path);
-  if (!out) throw InputError(path, "", "cannot write file");
-  out << doc.dump() << '\n';
+  write_file(path, doc.dump() + "\n");  // all or nothing: a full disk leaves no truncated file
 }
 
 }  // namespace witness

@@ -50,8 +50,15 @@ class ContextGraveyard {
       auto next = std::move(queue_.front());
       queue_.pop_front();
       lock.unlock();
-      next.first.clear();  // the solvers before their context
-      next.second.reset();
+      try {
+        next.first.clear();  // the solvers before their context
+        next.second.reset();
+      } catch (...) {
+        // Freeing a context that ran out of memory can itself throw (an independent probe saw
+        // `terminate called` from this thread after a query ran Z3 out of memory, killing the
+        // server). An exception leaving this thread aborts the process; the context leaks instead.
+        (void)next.second.release();
+      }
       pending_.fetch_sub(1);
       lock.lock();
     }

@@ -42,6 +42,37 @@ for f in "$SRC"/tests/fixtures/onnx/{unsupported_op,bad_shape,nan_weight,truncat
   [[ -f $f ]] && expect_input_error "info $(basename "$f")" "$f" "$W" info "$f"
 done
 
+# Hostile files for `report`, schemas and queries: devices, deep JSON, deep TOML keys and brackets.
+expect_input_error "report of a device" "/dev/zero" "$W" report /dev/zero -o "$T/r.html"
+"$PY" -c 'print("[" * 100000 + "]" * 100000)' >"$T/deep.json"
+expect_input_error "report of 100,000-deep JSON" "nested more than 64 deep" "$W" report "$T/deep.json" -o "$T/r.html"
+[[ ! -e $T/r.html ]]
+check "report refused: no HTML written" $?
+"$PY" -c 'print("a" + ".a" * 40000 + " = 1")' >"$T/deep_key.toml"
+expect_input_error "schema with a 40,000-part dotted key" "a dotted key with more than 64 parts" \
+  "$W" info "$B/models/adult/AC1.h5" --schema "$T/deep_key.toml"
+expect_input_error "query with a 40,000-part dotted key" "line 1: a dotted key" "$W" query "$T/deep_key.toml"
+"$PY" -c 'print("x = " + "[" * 40000)' >"$T/deep_array.toml"
+expect_input_error "schema with 40,000 nested arrays" "nested more than 64 deep" \
+  "$W" info "$B/models/adult/AC1.h5" --schema "$T/deep_array.toml"
+
+# A full disk (/dev/full) under stdout: exit 1 and a message, never a verdict's exit code.
+for cmd in "info $B/models/adult/AC1.h5" "predict $B/models/german/GC1.h5 $B/data/german.csv --schema $B/german.toml" \
+  "fair $B/models/adult/AC1.h5 --schema $B/adult.toml --protected sex --json --time-limit 30"; do
+  # shellcheck disable=SC2086  # the command's words
+  timeout 60 "$W" $cmd >/dev/full 2>"$T/err"
+  rc=$?
+  [[ $rc -eq 1 ]] && grep -q "^error: cannot write the answer to standard output" "$T/err"
+  check "${cmd%% *} > /dev/full: exit $rc (want 1), stderr: $(head -c 200 "$T/err")" $?
+done
+
+# Output files are checked before the run: an unwritable one is an input error at once.
+expect_input_error "fair --regions-out in a missing folder" "$T/no/such/regions.csv" \
+  "$W" fair "$B/models/german/GC1.h5" --schema "$B/german.toml" --protected age --quantify --time-limit 60 \
+  --regions-out "$T/no/such/regions.csv"
+expect_input_error "bias --html onto a folder" "is a directory" \
+  "$W" bias "$B/models/adult/AC1.h5" --schema "$B/adult.toml" --protected sex --html "$T"
+
 # Malformed schemas, data files and command lines are cases in tests/regress/cases (bad_schema_*,
 # bad_data_*, bad_bias_*, bad_unknown_command).
 
