@@ -26,7 +26,8 @@ class Error : public std::runtime_error {
 // Malformed or inconsistent input: files, schemas, data, command-line values.
 class InputError : public Error {
  public:
-  explicit InputError(const std::string& message) : Error(message) {}
+  // Messages echo what was read: control characters are escaped and very long runs shortened.
+  explicit InputError(const std::string& message);
   // "<file>: <where>: <what>", with empty parts left out.
   InputError(const std::string& file, const std::string& where, const std::string& what);
   [[nodiscard]] int exit_code() const override { return 2; }

@@ -153,7 +153,7 @@ expect_input_error "--data: not a CSV of the schema" "unknown column" "$W" fair 
 printf 'age,sex,education,employment\n18,female,2,nonsense\n' >"$T/bad.csv"
 expect_input_error "--data: an unknown category" "nonsense" "$W" fair "$NET" --schema "$SCHEMA" --quantify \
   --data "$T/bad.csv"
-expect_input_error "--regions-out: an unwritable path" "cannot open" "$W" fair "$NET" --schema "$SCHEMA" --quantify \
+expect_input_error "--regions-out: an unwritable path" "cannot write: no folder" "$W" fair "$NET" --schema "$SCHEMA" --quantify \
   --regions-out "$T/no/such/dir/r.csv"
 expect_input_error "--max-regions -1" "--max-regions" "$W" fair "$NET" --schema "$SCHEMA" --quantify \
   --max-regions -1
