@@ -18,6 +18,41 @@ extern char** environ;
 
 namespace witness {
 
+void read_child_output(int out_fd, int err_fd, double seconds, std::size_t max_bytes, ProcessResult& r) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  std::array<pollfd, 2> fds{{{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}}};
+  int open = 2;
+  std::array<char, 4096> buf{};
+  while (open > 0 && !r.output_limited) {
+    const double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) {
+      r.timed_out = true;
+      break;
+    }
+    const int n = poll(fds.data(), fds.size(), static_cast<int>(left * 1000) + 1);
+    if (n < 0 && errno != EINTR) break;
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      const ssize_t got = read(fds[i].fd, buf.data(), buf.size());
+      if (got <= 0) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open;
+        continue;
+      }
+      std::string& to = i == 0 ? r.out : r.err;
+      to.append(buf.data(), static_cast<std::size_t>(got));
+      if (to.size() > max_bytes) {
+        to.resize(max_bytes);
+        r.output_limited = true;
+      }
+    }
+  }
+  for (auto& f : fds) {
+    if (f.fd >= 0) close(f.fd);
+  }
+}
+
 ProcessResult run_process(const std::vector<std::string>& argv, double seconds) {
   std::array<int, 2> out_pipe{};
   std::array<int, 2> err_pipe{};
@@ -45,34 +80,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, double seconds) 
     throw InternalError(fmt::format("cannot run {}: {}", argv[0], std::strerror(rc)));
   }
   ProcessResult r;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  std::array<pollfd, 2> fds{{{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}}};
-  int open = 2;
-  std::array<char, 4096> buf{};
-  while (open > 0) {
-    const double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0) {
-      r.timed_out = true;
-      kill(pid, SIGKILL);
-      break;
-    }
-    const int n = poll(fds.data(), fds.size(), static_cast<int>(left * 1000) + 1);
-    if (n < 0 && errno != EINTR) break;
-    for (std::size_t i = 0; i < fds.size(); ++i) {
-      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
-      const ssize_t got = read(fds[i].fd, buf.data(), buf.size());
-      if (got <= 0) {
-        close(fds[i].fd);
-        fds[i].fd = -1;
-        --open;
-      } else {
-        (i == 0 ? r.out : r.err).append(buf.data(), static_cast<std::size_t>(got));
-      }
-    }
-  }
-  for (auto& f : fds) {
-    if (f.fd >= 0) close(f.fd);
-  }
+  read_child_output(out_pipe[0], err_pipe[0], seconds, std::string().max_size(), r);
+  if (r.timed_out) kill(pid, SIGKILL);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

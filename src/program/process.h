@@ -5,6 +5,7 @@
 //   std::string version = r.out;                  // what it printed on stdout (stderr in r.err)
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -20,5 +21,10 @@ struct ProcessResult {
 
 // argv[0] is looked up in PATH. InternalError if it cannot be started.
 ProcessResult run_process(const std::vector<std::string>& argv, double seconds);
+
+// Reads a child's stdout and stderr pipes into r.out and r.err (both closed on return) until both
+// end, `seconds` pass (r.timed_out) or one exceeds `max_bytes` (r.output_limited). The caller
+// kills the child in the last two cases and waits for it.
+void read_child_output(int out_fd, int err_fd, double seconds, std::size_t max_bytes, ProcessResult& r);
 
 }  // namespace witness

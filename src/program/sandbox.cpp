@@ -5,7 +5,6 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -159,42 +158,11 @@ ProcessResult run_sandboxed(const std::string& exe, const std::vector<std::strin
 
   ProcessResult r;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limits.seconds);
-  std::array<pollfd, 2> fds{{{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}}};
-  int open_pipes = 2;
-  std::array<char, 4096> buf{};
-  bool killed = false;
-  while (open_pipes > 0 && !killed) {
-    const double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0) {
-      r.timed_out = true;
-      break;
-    }
-    const int n = poll(fds.data(), fds.size(), static_cast<int>(left * 1000) + 1);
-    if (n < 0 && errno != EINTR) break;
-    for (std::size_t i = 0; i < fds.size(); ++i) {
-      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
-      const ssize_t got = read(fds[i].fd, buf.data(), buf.size());
-      if (got <= 0) {
-        close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_pipes;
-        continue;
-      }
-      std::string& to = i == 0 ? r.out : r.err;
-      to.append(buf.data(), static_cast<std::size_t>(got));
-      if (to.size() > limits.output_bytes) {
-        to.resize(limits.output_bytes);
-        r.output_limited = killed = true;
-      }
-    }
-  }
+  read_child_output(out_pipe[0], err_pipe[0], limits.seconds, limits.output_bytes, r);
   // The pipes may close before the program ends (it can close its own stdout): the deadline
   // still holds for the wait.
-  for (auto& f : fds) {
-    if (f.fd >= 0) close(f.fd);
-  }
   int status = 0;
-  if (r.timed_out || killed) {
+  if (r.timed_out || r.output_limited) {
     kill(pid, SIGKILL);
   } else {
     while (true) {
