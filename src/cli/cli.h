@@ -9,6 +9,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <fstream>
@@ -46,6 +47,12 @@ void add_query_command(CLI::App& app, int& status);
 void add_report_command(CLI::App& app);
 // witness serve [--port P] [--root DIR]: the workbench (src/server).
 void add_serve_command(CLI::App& app);
+
+// Ctrl-C (src/cli/interrupt.cpp): catch_interrupts() makes the first SIGINT raise interrupt_flag(),
+// which the commands give their runs as the cancel flag; main exits 130 when it was raised.
+void catch_interrupts();
+const std::atomic<bool>& interrupt_flag();
+bool was_interrupted();
 
 // A --flag per spec (a Bool spec is a flag without a value); `raw` receives the texts given, keyed
 // by name, to be checked and stored when the subcommand runs.

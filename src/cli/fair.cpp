@@ -38,6 +38,8 @@ int run_fair_command(const FairArgs& args) {
   Env env;
   FairJob job;
   set_job_options(fair_options(), job, env, given_options(args.options));
+  env.set_cancel(&interrupt_flag());
+  job.settings.cancel = &interrupt_flag();
   env.start();
   check_report_files(args.report);
   for (const std::string& f : {args.witnesses_out, args.regions_out}) {

@@ -62,6 +62,13 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  witness::cli::catch_interrupts();
+  // Ctrl-C stops a run as a time limit does; the answer printed, the exit code says it was cut short.
+  const auto interrupted_status = [] {
+    std::cout.flush();
+    std::cerr << "witness: interrupted (Ctrl-C): the answer above is what was known when the run stopped\n";
+    return 130;
+  };
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -74,6 +81,10 @@ int main(int argc, char** argv) {
     std::cerr << "error: " << e.what() << "\n(run 'witness --help' or 'witness <command> --help')\n";
     return 2;
   } catch (const witness::Error& e) {
+    if (witness::cli::was_interrupted()) {  // e.g. a compiler killed by the same Ctrl-C
+      std::cerr << "witness: interrupted (Ctrl-C) before an answer\n";
+      return 130;
+    }
     std::cerr << "error: " << printable(e.what()) << '\n';
     return e.exit_code();
   } catch (const std::bad_alloc&) {
@@ -91,6 +102,7 @@ int main(int argc, char** argv) {
     std::cerr.flush();
     std::quick_exit(1);
   }
+  if (witness::cli::was_interrupted()) status = interrupted_status();
   // A large Z3 context may still be being freed on a helper thread: the answer is printed, so do
   // not make the caller wait for it.
   if (witness::contexts_retiring()) {

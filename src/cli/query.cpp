@@ -22,6 +22,7 @@ int run_query_command(const QueryArgs& args) {
   QueryJob job = args.job;
   Env unused;
   set_job_options(query_options(), job, unused, given_options(args.options));
+  job.options.cancel = &interrupt_flag();
   std::vector<Query> queries;
   for (const auto& f : args.files) {
     for (Query& q : load_query_file(f)) queries.push_back(std::move(q));

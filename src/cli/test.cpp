@@ -35,6 +35,7 @@ void run_test_command(const TestArgs& args, int& status) {
   TestOptions o;
   const std::map<std::string, std::string> given = given_options(args.options);
   set_job_options(test_options(), o, env, given);
+  env.set_cancel(&interrupt_flag());
   env.start();
   check_report_files(args.report);
   if (args.subject.model.empty() == args.command.empty())
