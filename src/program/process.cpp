@@ -1,5 +1,6 @@
 #include "program/process.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
@@ -7,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
@@ -18,7 +20,8 @@ extern char** environ;
 
 namespace witness {
 
-void read_child_output(int out_fd, int err_fd, double seconds, std::size_t max_bytes, ProcessResult& r) {
+void read_child_output(int out_fd, int err_fd, double seconds, std::size_t max_bytes, ProcessResult& r,
+                       const std::atomic<bool>* cancel) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   std::array<pollfd, 2> fds{{{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}}};
   int open = 2;
@@ -29,7 +32,12 @@ void read_child_output(int out_fd, int err_fd, double seconds, std::size_t max_b
       r.timed_out = true;
       break;
     }
-    const int n = poll(fds.data(), fds.size(), static_cast<int>(left * 1000) + 1);
+    if (cancel != nullptr && cancel->load()) {
+      r.cancelled = true;
+      break;
+    }
+    // In slices, so that a raised cancel flag is seen within a tenth of a second.
+    const int n = poll(fds.data(), fds.size(), std::min(100, static_cast<int>(left * 1000) + 1));
     if (n < 0 && errno != EINTR) break;
     for (std::size_t i = 0; i < fds.size(); ++i) {
       if (fds[i].fd < 0 || fds[i].revents == 0) continue;
@@ -53,10 +61,11 @@ void read_child_output(int out_fd, int err_fd, double seconds, std::size_t max_b
   }
 }
 
-ProcessResult run_process(const std::vector<std::string>& argv, double seconds) {
+ProcessResult run_process(const std::vector<std::string>& argv, double seconds, const std::atomic<bool>* cancel) {
   std::array<int, 2> out_pipe{};
   std::array<int, 2> err_pipe{};
-  if (pipe(out_pipe.data()) != 0 || pipe(err_pipe.data()) != 0) {
+  // Close-on-exec: a child another thread starts meanwhile must not hold these pipes open.
+  if (pipe2(out_pipe.data(), O_CLOEXEC) != 0 || pipe2(err_pipe.data(), O_CLOEXEC) != 0) {
     throw InternalError(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
   }
   posix_spawn_file_actions_t actions;
@@ -80,12 +89,12 @@ ProcessResult run_process(const std::vector<std::string>& argv, double seconds) 
     throw InternalError(fmt::format("cannot run {}: {}", argv[0], std::strerror(rc)));
   }
   ProcessResult r;
-  read_child_output(out_pipe[0], err_pipe[0], seconds, std::string().max_size(), r);
-  if (r.timed_out) kill(pid, SIGKILL);
+  read_child_output(out_pipe[0], err_pipe[0], seconds, std::string().max_size(), r, cancel);
+  if (r.timed_out || r.cancelled) kill(pid, SIGKILL);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (!r.timed_out && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  if (!r.timed_out && !r.cancelled && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   return r;
 }
 

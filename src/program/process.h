@@ -5,6 +5,7 @@
 //   std::string version = r.out;                  // what it printed on stdout (stderr in r.err)
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -15,16 +16,20 @@ struct ProcessResult {
   int exit_code = -1;  // -1: killed by a signal or the time limit
   bool timed_out = false;
   bool output_limited = false;  // run_sandboxed: it printed more than allowed and was stopped
+  bool cancelled = false;       // the cancel flag was raised (the child was killed)
   std::string out;              // stdout
   std::string err;              // stderr
 };
 
-// argv[0] is looked up in PATH. InternalError if it cannot be started.
-ProcessResult run_process(const std::vector<std::string>& argv, double seconds);
+// argv[0] is looked up in PATH. InternalError if it cannot be started. The child is killed when
+// `seconds` pass or `cancel` (if set) becomes true.
+ProcessResult run_process(const std::vector<std::string>& argv, double seconds,
+                          const std::atomic<bool>* cancel = nullptr);
 
 // Reads a child's stdout and stderr pipes into r.out and r.err (both closed on return) until both
-// end, `seconds` pass (r.timed_out) or one exceeds `max_bytes` (r.output_limited). The caller
-// kills the child in the last two cases and waits for it.
-void read_child_output(int out_fd, int err_fd, double seconds, std::size_t max_bytes, ProcessResult& r);
+// end, `seconds` pass (r.timed_out), one exceeds `max_bytes` (r.output_limited) or `cancel` is
+// raised (r.cancelled). The caller kills the child in the last three cases and waits for it.
+void read_child_output(int out_fd, int err_fd, double seconds, std::size_t max_bytes, ProcessResult& r,
+                       const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace witness

@@ -39,7 +39,6 @@ const std::vector<std::string> kClangFlags = {"-O1",
                                               "-fno-slp-vectorize",
                                               "-fno-unroll-loops",
                                               "-Wno-everything"};
-constexpr double kCompileSeconds = 120.0;
 constexpr double kRunSeconds = 30.0;
 
 std::string prefix(const std::string& where) { return where.empty() ? "" : where + ": "; }
@@ -99,7 +98,7 @@ std::vector<std::string> make_rule_files(const std::string& rule) {
   return files;
 }
 
-ProcessResult clang(std::vector<std::string> args);
+ProcessResult clang(std::vector<std::string> args, const BuildLimits& limits);
 
 // The file an #include, #include_next or #import line names as written ("" for other lines).
 std::string included_name(const std::string& line) {
@@ -124,7 +123,8 @@ std::string included_name(const std::string& line) {
 // its own folder and the system headers, or clang's messages would show another file's text.
 // Absolute and escaping #include lines are refused as written; then the preprocessor's list of
 // every file read (macros can build a name) is checked, links resolved.
-void check_includes(const std::string& path, std::vector<std::string> args, const std::string& where) {
+void check_includes(const std::string& path, std::vector<std::string> args, const std::string& where,
+                    const BuildLimits& limits) {
   const fs::path dir = fs::weakly_canonical(fs::absolute(path).parent_path());
   std::ifstream in(path);
   std::size_t number = 0;
@@ -142,7 +142,7 @@ void check_includes(const std::string& path, std::vector<std::string> args, cons
     }
   }
   args.insert(args.end(), {"-M", path});
-  const ProcessResult r = clang(args);
+  const ProcessResult r = clang(args, limits);
   for (const std::string& file : make_rule_files(r.out)) {
     if (!readable_by_build(file, dir)) {
       throw InputError(
@@ -165,14 +165,16 @@ void check_includes(const std::string& path, std::vector<std::string> args, cons
   }
   if (r.timed_out) {
     throw InputError(fmt::format("{}program {}: reading its #include files took over {} s",
-                                 where.empty() ? "" : where + ": ", path, kCompileSeconds));
+                                 where.empty() ? "" : where + ": ", path, limits.seconds));
   }
 }
 
-ProcessResult clang(std::vector<std::string> args) {
+ProcessResult clang(std::vector<std::string> args, const BuildLimits& limits) {
   args.insert(args.begin(), "clang-14");
   try {
-    return run_process(args, kCompileSeconds);
+    ProcessResult r = run_process(args, limits.seconds, limits.cancel);
+    if (r.cancelled) throw InputError("the run was cancelled while compiling the program");
+    return r;
   } catch (const InternalError& e) {
     throw InternalError(fmt::format("{} (clang-14 is installed by scripts/setup)", e.what()));
   }
@@ -278,12 +280,14 @@ const std::string& Program::function() const { return impl_->function_name; }
 const std::vector<ProgramInput>& Program::inputs() const { return impl_->inputs; }
 const ProgramInput& Program::result() const { return impl_->result; }
 
-Program Program::compile(const std::string& path, const std::string& function, const std::string& where) {
+Program Program::compile(const std::string& path, const std::string& function, const std::string& where,
+                         BuildLimits limits) {
   if (!fs::is_regular_file(path)) throw InputError(fmt::format("{}program {} not found", prefix(where), path));
   auto impl = std::make_unique<Impl>();
   impl->path = path;
   impl->function_name = function;
   impl->where = where;
+  impl->limits = limits;
   std::string dir = (fs::temp_directory_path() / "witness-program-XXXXXX").string();
   if (mkdtemp(dir.data()) == nullptr) throw InternalError("cannot create a temporary folder for the program build");
   impl->work_dir = dir;
@@ -291,9 +295,9 @@ Program Program::compile(const std::string& path, const std::string& function, c
   std::vector<std::string> args = {"-x", is_cpp(path) ? "c++" : "c"};
   if (is_cpp(path)) args.emplace_back("-std=c++17");
   args.insert(args.end(), kClangFlags.begin(), kClangFlags.end());
-  check_includes(path, args, where);
+  check_includes(path, args, where, limits);
   args.insert(args.end(), {"-emit-llvm", "-c", path, "-o", bitcode});
-  const ProcessResult r = clang(args);
+  const ProcessResult r = clang(args, limits);
   if (r.exit_code != 0) {
     // clang's error lines (file:line:column: error: ...), without the source excerpts and carets.
     std::string errors;
@@ -470,7 +474,7 @@ NativeValue Program::run_native(const std::vector<std::optional<NativeValue>>& i
     // Static: the sandbox lets the replay open no file, not even the dynamic loader's libraries.
     std::vector<std::string> a = {
         "-O1", "-ffp-contract=off", "-Wno-everything", "-static", linked, harness_path, "-lm", "-o", exe};
-    const ProcessResult r = clang(a);
+    const ProcessResult r = clang(a, ir.limits);
     if (r.exit_code != 0) {
       throw InternalError(fmt::format("cannot build the native replay of {}:\n{}", ir.path, first_lines(r.err, 20)));
     }
@@ -494,8 +498,10 @@ NativeValue Program::run_native(const std::vector<std::optional<NativeValue>>& i
   }
   argv.erase(argv.begin());
   SandboxLimits limits;
-  limits.seconds = kRunSeconds;
+  limits.seconds = std::min(kRunSeconds, ir.limits.seconds);
+  limits.cancel = ir.limits.cancel;
   const ProcessResult r = run_sandboxed(ir.native, argv, limits);
+  if (r.cancelled) throw InputError("the run was cancelled while replaying the program natively");
   if (r.exit_code != 0) {
     // The program's own doing (a crash, a refused system call, a loop): an answer about this
     // input cannot be checked natively.

@@ -79,12 +79,20 @@ struct ProgramRunOptions {
   const std::atomic<bool>* cancel = nullptr;  // raised by another thread: stop as at the deadline
 };
 
+// Limits on the child processes a program needs: the compiler (and the native replay's build and
+// runs, which take at most the smaller of `seconds` and 30 s each).
+struct BuildLimits {
+  double seconds = 120.0;                     // each compiler run
+  const std::atomic<bool>* cancel = nullptr;  // raised: the compiler or replay is killed
+};
+
 class Program {
  public:
   // Compiles `path` (C by default, C++ for .cc/.cpp/.cxx) at -O1 and reads its IR. InputError
   // (exit 2) with the compiler's messages for code that does not compile, and for a missing or
   // unsupported function; `where` (e.g. "q.toml: line 3") is prefixed to those messages.
-  static Program compile(const std::string& path, const std::string& function, const std::string& where = "");
+  static Program compile(const std::string& path, const std::string& function, const std::string& where = "",
+                         BuildLimits limits = {});
   Program(Program&&) noexcept;
   Program& operator=(Program&&) noexcept;
   ~Program();

@@ -37,6 +37,7 @@ struct Program::Impl {
   llvm::Type* out_type = nullptr;  // the type the decision is stored as there
   std::string work_dir;            // a temporary folder holding the bitcode and the native build
   mutable std::string native;      // the native harness, built on first use
+  BuildLimits limits;              // for the compiler runs and the native replay
 
   ~Impl();
 };

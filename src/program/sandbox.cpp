@@ -119,9 +119,9 @@ std::vector<sock_filter> seccomp_program(int exe_fd) {
 }  // namespace
 
 ProcessResult run_sandboxed(const std::string& exe, const std::vector<std::string>& args, const SandboxLimits& limits) {
-  const int exe_fd = open(exe.c_str(), O_RDONLY | O_CLOEXEC);
+  int exe_fd = open(exe.c_str(), O_RDONLY | O_CLOEXEC);
   if (exe_fd < 0) throw InternalError(fmt::format("cannot open {}: {}", exe, std::strerror(errno)));
-  const int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
   std::array<int, 2> out_pipe{-1, -1};
   std::array<int, 2> err_pipe{-1, -1};
   if (null_fd < 0 || pipe2(out_pipe.data(), O_CLOEXEC) != 0 || pipe2(err_pipe.data(), O_CLOEXEC) != 0) {
@@ -130,6 +130,15 @@ ProcessResult run_sandboxed(const std::string& exe, const std::vector<std::strin
       if (fd >= 0) close(fd);
     }
     throw InternalError(fmt::format("cannot set up the sandbox of {}: {}", exe, why));
+  }
+  // A parent started with its standard streams closed hands out 0-2 here: move every descriptor
+  // above them, or the child's dup2 onto 0-2 would overwrite one before it is used.
+  for (int* fd : {&exe_fd, &null_fd, &out_pipe[0], &out_pipe[1], &err_pipe[0], &err_pipe[1]}) {
+    if (*fd > 2) continue;
+    const int moved = fcntl(*fd, F_DUPFD_CLOEXEC, 3);
+    close(*fd);
+    *fd = moved;
+    if (moved < 0) throw InternalError(fmt::format("cannot set up the sandbox of {}: {}", exe, std::strerror(errno)));
   }
   std::vector<sock_filter> program = seccomp_program(exe_fd);
   const sock_fprog filter{static_cast<unsigned short>(program.size()), program.data()};
@@ -158,25 +167,26 @@ ProcessResult run_sandboxed(const std::string& exe, const std::vector<std::strin
 
   ProcessResult r;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limits.seconds);
-  read_child_output(out_pipe[0], err_pipe[0], limits.seconds, limits.output_bytes, r);
+  read_child_output(out_pipe[0], err_pipe[0], limits.seconds, limits.output_bytes, r, limits.cancel);
   // The pipes may close before the program ends (it can close its own stdout): the deadline
   // still holds for the wait.
   int status = 0;
-  if (r.timed_out || r.output_limited) {
+  if (r.timed_out || r.output_limited || r.cancelled) {
     kill(pid, SIGKILL);
   } else {
     while (true) {
       const pid_t w = waitpid(pid, &status, WNOHANG);
       if (w == pid) break;
       if (w < 0 && errno != EINTR) return r;  // cannot happen for our own child; exit_code stays -1
-      if (std::chrono::steady_clock::now() >= deadline) {
-        r.timed_out = true;
+      if (limits.cancel != nullptr && limits.cancel->load()) r.cancelled = true;
+      if (std::chrono::steady_clock::now() >= deadline || r.cancelled) {
+        r.timed_out = !r.cancelled;
         kill(pid, SIGKILL);
         break;
       }
       usleep(2000);
     }
-    if (!r.timed_out) {
+    if (!r.timed_out && !r.cancelled) {
       if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
       return r;
     }

@@ -22,6 +22,7 @@ struct SandboxLimits {
   double seconds = 10.0;                            // wall time; CPU time is capped at the same
   std::size_t memory_bytes = std::size_t{1} << 30;  // address space
   std::size_t output_bytes = std::size_t{1} << 20;  // stdout and stderr each; more ends the run
+  const std::atomic<bool>* cancel = nullptr;        // raised: the run is killed (r.cancelled)
 };
 
 // Runs `exe` (a statically linked executable: no dynamic loader, which would need to open files)

@@ -327,8 +327,10 @@ RunOutput run_queries(const std::vector<Query>& queries, const QueryOptions& opt
     } else {
       auto& p = programs[{q.program_path, q.function}];
       if (!p)
-        p = std::make_unique<Program>(
-            Program::compile(q.program_path, q.function, given.empty() ? q.model_where : given));
+        p = std::make_unique<Program>(Program::compile(
+            q.program_path, q.function, given.empty() ? q.model_where : given,
+            // The compiler runs under the query's time limit (else 120 s) and stops on cancel.
+            BuildLimits{.seconds = options.time_limit > 0 ? options.time_limit : 120.0, .cancel = options.cancel}));
       a = answer_query(*p, q, options);
     }
     all.push_back(query_json(q, a));

@@ -5,12 +5,15 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "core/error.h"
 #include "program/process.h"
@@ -38,18 +41,31 @@ class Marker {
   fs::path path_;
 };
 
-// Builds `source` statically, as the native replay is built, and runs it in the sandbox.
-ProcessResult run_hostile(const std::string& source, double seconds = 5.0) {
-  const SourceFile f("hostile.c", source);
+// Builds `f` statically, as the native replay is built; returns the executable's path.
+std::string build_hostile(const SourceFile& f) {
   const std::string exe = (fs::path(f.path()).parent_path() / "hostile").string();
   const ProcessResult built = run_process({"clang-14", "-O1", "-w", "-static", f.path(), "-lm", "-o", exe}, 120.0);
   EXPECT_EQ(built.exit_code, 0) << built.err;
+  return exe;
+}
+
+SandboxLimits test_limits(double seconds) {
   SandboxLimits limits;
   limits.seconds = seconds;
   limits.memory_bytes = std::size_t{256} << 20;
   limits.output_bytes = 4096;
-  return run_sandboxed(exe, {"7"}, limits);
+  return limits;
 }
+
+// Builds `source` and runs it in the sandbox.
+ProcessResult run_hostile(const std::string& source, double seconds = 5.0) {
+  const SourceFile f("hostile.c", source);
+  return run_sandboxed(build_hostile(f), {"7"}, test_limits(seconds));
+}
+
+constexpr const char* kHonest =
+    "#include <stdio.h>\n#include <stdlib.h>\nint main(int argc, char** argv) {\n"
+    "  printf(\"%d\\n\", atoi(argv[1]) * 6); return 0; }\n";
 
 TEST(Sandbox, AnHonestProgramRunsAndPrints) {
   const ProcessResult r = run_hostile(
@@ -159,6 +175,60 @@ TEST(Sandbox, ABuildReadsNoFileOutsideTheProgramsFolder) {
   const SourceFile own("agent.c", "#include <math.h>\n#include \"weights.h\"\nint decide(int x) { return x > W; }\n");
   std::ofstream(fs::path(own.path()).parent_path() / "weights.h") << "#define W 3\n";
   EXPECT_EQ(Program::compile(own.path(), "decide").inputs().size(), 1U);
+}
+
+TEST(Sandbox, CancelStopsTheRunAtOnce) {
+  const SourceFile f("loop.c", "int main(void) { volatile int x = 0; for (;;) ++x; }\n");
+  const std::string exe = build_hostile(f);
+  std::atomic<bool> cancel{false};
+  SandboxLimits limits = test_limits(60.0);
+  limits.cancel = &cancel;
+  const auto start = std::chrono::steady_clock::now();
+  std::thread raise([&cancel] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    cancel = true;
+  });
+  const ProcessResult r = run_sandboxed(exe, {}, limits);
+  raise.join();
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, -1);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
+}
+
+// A parent whose standard streams are closed (a daemon) gets descriptors 0-2 for the sandbox's
+// own files: the child must still see its pipes there, not an overwritten descriptor.
+TEST(Sandbox, RunsWhenTheParentsStandardStreamsAreClosed) {
+  const SourceFile f("honest.c", kHonest);
+  const std::string exe = build_hostile(f);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(0);
+    close(1);
+    close(2);
+    try {
+      const ProcessResult r = run_sandboxed(exe, {"7"}, test_limits(10.0));
+      _exit(r.exit_code == 0 && r.out == "42\n" ? 0 : 1);
+    } catch (...) {
+      _exit(2);
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST(Sandbox, ACancelledBuildStopsWithAMessage) {
+  const SourceFile f("agent.c", "int decide(int x) { return x > 0; }\n");
+  const std::atomic<bool> cancel{true};
+  try {
+    (void)Program::compile(f.path(), "decide", "", BuildLimits{.seconds = 60.0, .cancel = &cancel});
+    FAIL() << "a cancelled build compiled";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("cancelled"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
