@@ -143,9 +143,27 @@ class Parser {
     e.op = op;
     e.type = type;
     e.column = column;
-    for (const Expr& a : args) e.uses_decision = e.uses_decision || a.uses_decision;
+    for (const Expr& a : args) {
+      e.uses_decision = e.uses_decision || a.uses_decision;
+      e.height = std::max(e.height, a.height + 1);
+    }
+    // Everything that walks the tree recurses over its height: a chain of operators counts as
+    // much as nesting (`x + x + ... + x` is a tree as tall as it has terms).
+    if (e.height > kMaxHeight) {
+      throw ExprError(column, fmt::format("the expression is more than {} operators deep (chained or nested); "
+                                          "split it over several constraints",
+                                          kMaxHeight));
+    }
     e.args = std::move(args);
     return e;
+  }
+  // The operands moved into their vector (a braced list would copy each whole subtree).
+  template <typename... A>
+  static std::vector<Expr> operands(A&&... a) {
+    std::vector<Expr> v;
+    v.reserve(sizeof...(a));
+    (v.push_back(std::forward<A>(a)), ...);
+    return v;
   }
   static void require(const Expr& e, ExprType want, std::string_view context) {
     if (e.type != want) {
@@ -167,7 +185,7 @@ class Parser {
       Expr right = (this->*next)();
       require(left, type, text);
       require(right, type, text);
-      left = make(it->second, type, column, {std::move(left), std::move(right)});
+      left = make(it->second, type, column, operands(std::move(left), std::move(right)));
     }
   }
   Expr disjunction() { return left_assoc(&Parser::conjunction, {{"||", Expr::Op::Or}}, ExprType::Bool); }
@@ -197,7 +215,7 @@ class Parser {
       Expr hi = disjunction();
       require(hi, ExprType::Number, "the upper end of the interval");
       expect("]", "to close the interval");
-      return make(Expr::Op::In, ExprType::Bool, column, {std::move(left), std::move(lo), std::move(hi)});
+      return make(Expr::Op::In, ExprType::Bool, column, operands(std::move(left), std::move(lo), std::move(hi)));
     }
     const auto op = comparison_op(peek());
     if (!op) return left;
@@ -218,7 +236,7 @@ class Parser {
     if (comparison_op(peek())) {
       throw ExprError(peek().column, "comparisons do not chain; join them with '&&' (or write 'x in [a, b]')");
     }
-    return make(*op, ExprType::Bool, column, {std::move(left), std::move(right)});
+    return make(*op, ExprType::Bool, column, operands(std::move(left), std::move(right)));
   }
 
   Expr sum() { return left_assoc(&Parser::product, {{"+", Expr::Op::Add}, {"-", Expr::Op::Sub}}, ExprType::Number); }
@@ -241,12 +259,12 @@ class Parser {
     if (accept("-")) {
       Expr a = unary();
       require(a, ExprType::Number, "'-'");
-      return make(Expr::Op::Neg, ExprType::Number, column, {std::move(a)});
+      return make(Expr::Op::Neg, ExprType::Number, column, operands(std::move(a)));
     }
     if (accept("!")) {
       Expr a = unary();
       require(a, ExprType::Bool, "'!'");
-      return make(Expr::Op::Not, ExprType::Bool, column, {std::move(a)});
+      return make(Expr::Op::Not, ExprType::Bool, column, operands(std::move(a)));
     }
     return primary();
   }
@@ -357,7 +375,8 @@ class Parser {
     return out;
   }
 
-  static constexpr int kMaxDepth = 200;
+  static constexpr int kMaxDepth = 200;    // parentheses and unary operators nested
+  static constexpr int kMaxHeight = 2000;  // the tree: nesting and chains together
   std::vector<Token> tokens_;
   std::size_t pos_ = 0;
   int depth_ = 0;

@@ -65,6 +65,7 @@ struct Expr {
   int column = 1;
   std::vector<Expr> args;
   bool uses_decision = false;  // mentions label or an output (here or below)
+  int height = 1;              // levels of the tree from here down (the parser bounds it)
 };
 
 struct ExprScope {

@@ -73,6 +73,17 @@ expect_input_error "fair --regions-out in a missing folder" "$T/no/such/regions.
 expect_input_error "bias --html onto a folder" "is a directory" \
   "$W" bias "$B/models/adult/AC1.h5" --schema "$B/adult.toml" --protected sex --html "$T"
 
+# A 100,000-term query expression: refused at once (it was copied over and over, past any time limit).
+"$PY" - "$SRC/examples/soid/diabetes/weight.toml" "$T/huge_query.toml" <<'EOF2'
+import sys
+text = open(sys.argv[1]).read()
+huge = 'behavior = "label == 1 && ' + " + ".join(["weight_lb"] * 100000) + ' > 0"'
+open(sys.argv[2], "w").write(text.replace('behavior = "label == 1"', huge))
+EOF2
+cp "$SRC/examples/soid/diabetes/diabetes_agent.onnx" "$T/"
+expect_input_error "query with a 100,000-term expression" "more than 2000 operators deep" \
+  "$W" query "$T/huge_query.toml" --time-limit 10
+
 # Malformed schemas, data files and command lines are cases in tests/regress/cases (bad_schema_*,
 # bad_data_*, bad_bias_*, bad_unknown_command).
 

@@ -149,6 +149,23 @@ TEST(Expression, LimitsNestingAndNumberRange) {
   EXPECT_TRUE(holds(std::string(150, '(') + "x > 0" + std::string(150, ')'), {Rational(1), Rational(0), Rational(0)}));
 }
 
+// A chain of operators is a tree as tall as it has terms, and everything that walks the tree
+// recurses over it: chains are bounded too (a 100,000-term sum is refused, not copied over and
+// over or walked off the end of the stack).
+TEST(Expression, LimitsChainsOfOperators) {
+  auto chain = [](int terms, const std::string& op) {
+    std::string text = "x";
+    for (int i = 1; i < terms; ++i) text += op + "x";
+    return text;
+  };
+  EXPECT_NE(error_text(chain(100000, " + ") + " > 0").find("more than 2000 operators deep"), std::string::npos);
+  EXPECT_NE(error_text(chain(100000, " > 0 && ") + " > 0").find("more than 2000 operators deep"), std::string::npos);
+  const Expr sum = parse_expression(chain(1500, " + ") + " > 1", scope());
+  EXPECT_EQ(sum.height, 1501);
+  EXPECT_TRUE(holds(chain(1500, " + ") + " > 1", {Rational(1), Rational(0), Rational(0)}));
+  EXPECT_FALSE(holds(chain(1500, " + ") + " > 1500", {Rational(1), Rational(0), Rational(0)}));
+}
+
 // Names that are not identifiers (adult's hours-per-week) are written in backticks; a quoted name
 // is never a keyword, and errors say how to spell such names.
 TEST(Expression, BacktickQuotedNames) {
