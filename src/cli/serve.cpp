@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cli/cli.h"
+#include "core/alarm.h"
 #include "core/error.h"
 #include "server/workbench.h"
 
@@ -19,6 +20,8 @@ struct ServeArgs {
   double max_upload_mb = 16;
 };
 
+constexpr int kStopSeconds = 10;  // from SIGTERM to the end of the process, jobs running or not
+
 void run_serve(ServeArgs args) {
   if (args.max_upload_mb <= 0) throw InputError("--max-upload: expected a positive number of megabytes");
   args.options.max_upload = static_cast<std::size_t>(args.max_upload_mb * 1024 * 1024);
@@ -28,6 +31,8 @@ void run_serve(ServeArgs args) {
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // Set once stopping: a job that does not heed its cancel flag must not keep the server alive.
+  std::unique_ptr<Alarm> stop_deadline;
   Workbench bench(args.options);
   std::cout << "witness serve: " << bench.url() << std::endl;  // the line a browser test reads: flushed
   std::cerr << fmt::format("witness serve: files under {}; Ctrl-C stops\n", args.options.root);
@@ -41,6 +46,12 @@ void run_serve(ServeArgs args) {
   // thread, so only its sigwait takes it) so that it can be joined.
   kill(getpid(), SIGTERM);
   waiter.join();
+  // Jobs are cancelled and joined when `bench` goes; past the deadline the process ends anyway.
+  stop_deadline = std::make_unique<Alarm>(std::chrono::steady_clock::now() + std::chrono::seconds(kStopSeconds), [] {
+    std::cerr << fmt::format("witness serve: running jobs did not stop within {} s of the signal; exiting\n",
+                             kStopSeconds);
+    std::_Exit(1);
+  });
 }
 
 }  // namespace

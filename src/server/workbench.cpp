@@ -1,13 +1,19 @@
 #include "server/workbench.h"
 
 #include <fmt/format.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <fstream>
+#include <mutex>
 #include <random>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include "core/error.h"
 #include "core/process.h"
@@ -24,44 +30,57 @@ namespace witness {
 namespace {
 
 constexpr std::size_t kMaxFileRead = 8U << 20U;  // GET /api/file
+constexpr int kMaxConnectionThreads = 256;       // connections served at once, slow ones included
+constexpr int kListenBacklog = 1024;             // connections waiting to be accepted
 
-// Requests wait here for one of a fixed number of threads. The queue is bounded: when it is full the
-// accepting thread waits, so a flood of connections queues in the kernel, not in memory.
-class BoundedPool : public httplib::TaskQueue {
+// Connections wait here for a thread. The pool starts with `threads` and grows, up to `max_threads`,
+// whenever none is idle: a connection that sends its request slowly holds a thread, and others must
+// still be served. The queue is bounded: when it is full the accepting thread waits, so a flood of
+// connections queues in the kernel (the listen backlog), not in memory.
+class ConnectionPool : public httplib::TaskQueue {
  public:
-  BoundedPool(int threads, std::size_t max_queued) : max_queued_(max_queued) {
-    for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
+  ConnectionPool(int threads, int max_threads, std::size_t max_queued)
+      : max_threads_(static_cast<std::size_t>(max_threads)), max_queued_(max_queued) {
+    const std::lock_guard lock(mutex_);
+    for (int i = 0; i < threads; ++i) add_worker();
   }
-  ~BoundedPool() override { BoundedPool::shutdown(); }
-  BoundedPool(const BoundedPool&) = delete;
-  BoundedPool& operator=(const BoundedPool&) = delete;
+  ~ConnectionPool() override { ConnectionPool::shutdown(); }
+  ConnectionPool(const ConnectionPool&) = delete;
+  ConnectionPool& operator=(const ConnectionPool&) = delete;
 
   void enqueue(std::function<void()> fn) override {
     std::unique_lock lock(mutex_);
     space_.wait(lock, [this] { return queue_.size() < max_queued_ || stopping_; });
     if (stopping_) return;
     queue_.push_back(std::move(fn));
+    if (idle_ < queue_.size() && workers_.size() < max_threads_) add_worker();
     ready_.notify_one();
   }
   void shutdown() override {
+    std::vector<std::thread> workers;
     {
       const std::lock_guard lock(mutex_);
-      if (stopping_ && workers_.empty()) return;
       stopping_ = true;
+      workers.swap(workers_);
     }
     ready_.notify_all();
     space_.notify_all();
-    for (std::thread& t : workers_) t.join();
-    workers_.clear();
+    for (std::thread& t : workers) t.join();
   }
 
  private:
+  void add_worker() {
+    workers_.emplace_back([this] { work(); });
+  }  // under mutex_
+
   void work() {
     for (;;) {
       std::function<void()> fn;
       {
         std::unique_lock lock(mutex_);
+        ++idle_;
         ready_.wait(lock, [this] { return !queue_.empty() || stopping_; });
+        --idle_;
         if (queue_.empty()) return;  // stopping, and nothing left
         fn = std::move(queue_.front());
         queue_.pop_front();
@@ -71,11 +90,13 @@ class BoundedPool : public httplib::TaskQueue {
     }
   }
 
+  const std::size_t max_threads_;
   const std::size_t max_queued_;
   std::mutex mutex_;
   std::condition_variable ready_, space_;
   std::deque<std::function<void()>> queue_;
   std::vector<std::thread> workers_;
+  std::size_t idle_ = 0;
   bool stopping_ = false;
 };
 
@@ -123,11 +144,21 @@ std::string read_limited(const std::filesystem::path& p, std::size_t limit) {
 
 }  // namespace
 
+// cpp-httplib's server with its listening socket reachable: its compiled-in listen backlog (5) is
+// raised after binding, so that a burst of clients waits in the kernel instead of being refused.
+class WorkbenchHttpServer : public httplib::Server {
+ public:
+  void set_listen_backlog(int backlog) {
+    const int sock = svr_sock_;
+    if (sock >= 0) ::listen(sock, backlog);
+  }
+};
+
 struct Workbench::State {
   WorkbenchOptions options;
   RootFolder root;
   JobBoard jobs;
-  httplib::Server http;
+  WorkbenchHttpServer http;
   int port = 0;
 
   explicit State(const WorkbenchOptions& o) : options(o), root(o.root), jobs(o.max_jobs, o.max_kept_jobs) {
@@ -163,7 +194,13 @@ struct Workbench::State {
   }
 
   void routes() {
+    // Runs after the request head is read and before the body is: refusals here read no body.
     http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+      // cpp-httplib reads a chunked body without --max-upload's bound: such bodies are refused.
+      if (req.has_header("Transfer-Encoding")) {
+        send_error(res, 411, "chunked request bodies are not accepted: send a Content-Length (at most --max-upload)");
+        return httplib::Server::HandlerResponse::Handled;
+      }
       if (req.path.rfind("/api/", 0) != 0) return httplib::Server::HandlerResponse::Unhandled;
       const std::string given =
           req.has_header("X-Witness-Token") ? req.get_header_value("X-Witness-Token") : req.get_param_value("token");
@@ -298,15 +335,21 @@ struct Workbench::State {
 Workbench::Workbench(const WorkbenchOptions& options) : state_(std::make_unique<State>(options)) {
   note_many_threads_allocate();  // jobs load .h5 models (a forked reader) while requests are served
   State& s = *state_;
-  s.http.new_task_queue = [threads = options.threads] { return new BoundedPool(threads, 64); };
+  s.http.new_task_queue = [threads = options.threads] {
+    return new ConnectionPool(threads, std::max(threads, kMaxConnectionThreads), 64);
+  };
   // SO_REUSEADDR only: cpp-httplib's default, SO_REUSEPORT, would let a second server bind the same
   // port and take half of the first one's connections.
   s.http.set_socket_options([](int sock) {
     const int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    // A connection is accepted once it has sent data: idle connections never take a thread.
+    const int defer_seconds = 5;
+    setsockopt(sock, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer_seconds, sizeof(defer_seconds));
   });
   s.http.set_payload_max_length(options.max_upload);
-  s.http.set_read_timeout(10, 0);
+  s.http.set_read_timeout(5, 0);
+  s.http.set_keep_alive_timeout(5);
   s.http.set_write_timeout(30, 0);
   s.http.set_keep_alive_max_count(100);
   s.routes();
@@ -318,6 +361,7 @@ Workbench::Workbench(const WorkbenchOptions& options) : state_(std::make_unique<
       throw InputError(fmt::format("serve: cannot listen on {}:{} (in use? try --port 0)", options.host, options.port));
     s.port = options.port;
   }
+  s.http.set_listen_backlog(kListenBacklog);
 }
 
 Workbench::~Workbench() { stop(); }
