@@ -103,6 +103,7 @@ BiasEstimate estimate_bias(const Model& model, const Schema& schema, const std::
     if (r.first >= 0 && !est.example) est.example = std::make_pair(r.x, r.x_prime);
     est.discriminatory += r.discriminatory;
   }
+  for (const auto& ev : evaluators) est.nan_labels += ev ? ev->nan_labels() : 0;
   est.rate = static_cast<double>(est.discriminatory) / static_cast<double>(est.samples);
   std::tie(est.ci_low, est.ci_high) = wilson_interval(est.discriminatory, est.samples);
   return est;

@@ -37,6 +37,7 @@ struct BiasEstimate {
   double rate = 0.0;
   double ci_low = 0.0;  // 95% Wilson score interval
   double ci_high = 0.0;
+  long long nan_labels = 0;  // labels read off a NaN decision value (meaningless; the text warns)
   // The first discriminatory pair found (raw values), if any.
   std::optional<std::pair<Eigen::VectorXd, Eigen::VectorXd>> example;
 };

@@ -102,6 +102,10 @@ void TestLedger::stop(const char* reason) {
   if (result_.stopped.empty()) result_.stopped = reason;
 }
 
+void TestLedger::check_time() const {
+  if (env_.expired()) throw OracleTimeLimit("the time limit passed");
+}
+
 bool TestLedger::done() {
   if (!result_.stopped.empty()) return true;
   if (remaining() == 0) stop("budget");
@@ -209,8 +213,8 @@ void TestLedger::report(const Eigen::MatrixXd& eval, Eigen::Index row_x, Eigen::
   if (const Model* m = oracle_.model()) {
     // The batch evaluation is replayed one pair at a time on the original model: a batched
     // matrix product may round differently from the single-row one.
-    const auto w =
-        replay_witness(*m, schema_, options_.protected_features, schema_.to_model(p.x), schema_.to_model(p.x_prime));
+    if (!replayer_) replayer_ = std::make_unique<WitnessReplayer>(*m, schema_, options_.protected_features);
+    const auto w = replayer_->replay(schema_.to_model(p.x), schema_.to_model(p.x_prime));
     if (!w) {
       ++result_.rejected;
       return;
@@ -301,6 +305,11 @@ TestResult run_test(LabelOracle& oracle, const Schema& schema, const TestOptions
   const std::int64_t rows_before = oracle.rows();
   const auto start = std::chrono::steady_clock::now();
   TestLedger ledger(oracle, schema, options, env, result);
+  oracle.set_stop([&env] { return env.expired(); });
+  struct ClearStop {
+    LabelOracle& oracle;
+    ~ClearStop() { oracle.set_stop(nullptr); }
+  } clear_stop{oracle};
   try {
     switch (options.method) {
       case TestMethod::Themis: run_random(ledger); break;

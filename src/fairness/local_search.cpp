@@ -225,6 +225,7 @@ void run_adf(TestLedger& ledger, const TestOptions& options) {
       for (std::size_t i = 0; i < climbs.size(); ++i) {
         Climb& c = climbs[i];
         if (verdict[i] == TestLedger::kUntested) continue;
+        ledger.check_time();  // a few gradients each: long on a wide network
         if (verdict[i] == 1) {
           if (walks.size() < kMaxWalkers) walks.push_back(Walk{c.x});
           continue;
@@ -251,6 +252,7 @@ void run_adf(TestLedger& ledger, const TestOptions& options) {
         [&](Walk& w) {
           // Probability inversely proportional to the pair's gradient size: small-gradient
           // features change the decision least, so the input likely stays discriminatory.
+          ledger.check_time();
           const double z = gradient(w.x, &g);
           (void)gradient(partner(w.x, z), &g2);
           std::vector<double> weight(free.size());

@@ -15,6 +15,7 @@
 #include <Eigen/Dense>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,9 +41,17 @@ class LabelOracle {
   // What a message calls it: the model file or the command.
   [[nodiscard]] virtual std::string name() const = 0;
   [[nodiscard]] std::int64_t rows() const { return rows_; }  // labels asked for so far
+  // While set, a long labels() call asks `stop` between parts of its batch and throws
+  // OracleTimeLimit when it says yes (the batch is lost): a large batch on a wide network takes
+  // longer than a time limit allows.
+  void set_stop(std::function<bool()> stop) { stop_ = std::move(stop); }
 
  protected:
+  [[nodiscard]] bool should_stop() const { return stop_ && stop_(); }
   std::int64_t rows_ = 0;
+
+ private:
+  std::function<bool()> stop_;
 };
 
 // The concrete evaluator in double; large batches are split over `threads` threads.
@@ -61,6 +70,7 @@ class ModelOracle : public LabelOracle {
   const Model& model_;
   Schema schema_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  Eigen::Index chunk_ = 4096;  // columns evaluated at once (fewer for a costly model)
 };
 
 struct CommandOptions {

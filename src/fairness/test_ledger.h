@@ -16,6 +16,7 @@
 #include <Eigen/Dense>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <unordered_set>
 #include <vector>
@@ -23,6 +24,7 @@
 #include "core/env.h"
 #include "domain/schema.h"
 #include "fairness/blackbox.h"
+#include "fairness/verdict.h"
 
 namespace witness {
 
@@ -49,6 +51,9 @@ class TestLedger {
   [[nodiscard]] bool done();
   [[nodiscard]] std::int64_t remaining() const;  // tests left in the budget (huge when unlimited)
   void stop(const char* reason);                 // the method ran out of inputs
+  // Throws OracleTimeLimit once the time limit has passed (or the run was cancelled): for loops
+  // whose single steps are long (gradients of a wide network), which cannot wait for done().
+  void check_time() const;
 
   // Random-pairs mode: each test is compared with one random other protected combination only.
   void compare_one_combination() { one_pair_ = true; }
@@ -82,6 +87,7 @@ class TestLedger {
   void progress();
 
   LabelOracle& oracle_;
+  std::unique_ptr<WitnessReplayer> replayer_;  // when the oracle has a model
   const Schema& schema_;
   const TestOptions& options_;
   Env& env_;

@@ -27,9 +27,27 @@ int exit_code(Verdict v) {
   return 20;
 }
 
+struct WitnessReplayer::Evaluators {
+  explicit Evaluators(const Model& m) : float64(m), float32(m) {}
+  Evaluator<double> float64;
+  Evaluator<float> float32;
+};
+
+WitnessReplayer::WitnessReplayer(const Model& model, const Schema& schema, std::vector<int> protected_features)
+    : model_(model), schema_(schema), protected_features_(std::move(protected_features)) {}
+
+WitnessReplayer::~WitnessReplayer() = default;
+
 std::optional<WitnessPair> replay_witness(const Model& model, const Schema& schema,
                                           const std::vector<int>& protected_features, const Eigen::VectorXd& x,
                                           const Eigen::VectorXd& x_prime) {
+  return WitnessReplayer(model, schema, protected_features).replay(x, x_prime);
+}
+
+std::optional<WitnessPair> WitnessReplayer::replay(const Eigen::VectorXd& x, const Eigen::VectorXd& x_prime) {
+  const Model& model = model_;
+  const Schema& schema = schema_;
+  const std::vector<int>& protected_features = protected_features_;
   if (x.size() != schema.model_width() || x_prime.size() != schema.model_width()) return std::nullopt;
   WitnessPair w;
   w.raw = schema.from_model(x);
@@ -51,8 +69,9 @@ std::optional<WitnessPair> replay_witness(const Model& model, const Schema& sche
   Eigen::MatrixXd both(w.x.size(), 2);
   both.col(0) = w.x;
   both.col(1) = w.x_prime;
-  const Evaluation e64 = evaluate(model, both, Precision::Float64);
-  const Evaluation e32 = evaluate(model, both, Precision::Float32);
+  if (!evaluators_) evaluators_ = std::make_unique<Evaluators>(model);  // only once a pair is in the domain
+  const Evaluation e64 = evaluators_->float64.run(both);
+  const Evaluation e32 = evaluators_->float32.run(both);
   if (e64.labels[0] == e64.labels[1]) return std::nullopt;
   w.float32_witness = e32.labels[0] != e32.labels[1];
   if (model.rule.kind == DecisionRule::Kind::Threshold) {

@@ -15,6 +15,7 @@
 
 #include <Eigen/Dense>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,6 +54,24 @@ struct WitnessPair {
 std::optional<WitnessPair> replay_witness(const Model& model, const Schema& schema,
                                           const std::vector<int>& protected_features, const Eigen::VectorXd& x,
                                           const Eigen::VectorXd& x_prime);
+
+// replay_witness for a caller that replays many pairs on one model: the evaluators (which cast a
+// wide network's weights to double and float32) are made once, not per pair. Not thread-safe.
+class WitnessReplayer {
+ public:
+  WitnessReplayer(const Model& model, const Schema& schema, std::vector<int> protected_features);
+  ~WitnessReplayer();
+  WitnessReplayer(const WitnessReplayer&) = delete;
+  WitnessReplayer& operator=(const WitnessReplayer&) = delete;
+  [[nodiscard]] std::optional<WitnessPair> replay(const Eigen::VectorXd& x, const Eigen::VectorXd& x_prime);
+
+ private:
+  struct Evaluators;
+  const Model& model_;
+  const Schema& schema_;
+  std::vector<int> protected_features_;
+  std::unique_ptr<Evaluators> evaluators_;
+};
 
 // PyFair's table columns, plus what a reader needs to trust a verdict.
 struct SearchStats {

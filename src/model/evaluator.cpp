@@ -235,6 +235,10 @@ template <typename T>
 int Evaluator<T>::label_of(Eigen::Index col) const {
   const DecisionRule& rule = model_.rule;
   const Matrix& v = values_[static_cast<std::size_t>(rule.node)];
+  if (v.col(col).hasNaN()) {
+    ++nan_labels_;
+    return 0;
+  }
   switch (rule.kind) {
     case DecisionRule::Kind::Threshold: return static_cast<double>(v(rule.index, col)) > rule.threshold ? 1 : 0;
     case DecisionRule::Kind::ArgMax: {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <cstdint>
 #include <vector>
 
 #include "model/model.h"
@@ -41,6 +42,9 @@ class Evaluator {
   // Every needed node's values, read with node_values() until the next call.
   void compute(const Eigen::MatrixXd& x);
   [[nodiscard]] const Matrix& node_values(int node) const { return values_[static_cast<std::size_t>(node)]; }
+  // Labels read off a NaN decision value so far (run() and labels()): such a label means nothing
+  // (NaN compares false), and a caller that counts labels should say so.
+  [[nodiscard]] std::int64_t nan_labels() const { return nan_labels_; }
 
  private:
   [[nodiscard]] int label_of(Eigen::Index col) const;
@@ -52,6 +56,7 @@ class Evaluator {
   std::vector<Matrix> dense_bias_;
   std::vector<Matrix> values_;  // per node, [width][batch]
   std::vector<bool> needed_;    // nodes the output or the rule depends on
+  mutable std::int64_t nan_labels_ = 0;
 };
 
 extern template class Evaluator<double>;

@@ -19,6 +19,12 @@ std::string bias_text(const BiasRun& run) {
                      100.0 * b.rate, 100.0 * b.ci_low, 100.0 * b.ci_high);
   out << fmt::format("  {} of {} {} changed label when {} changed (seed {}, {:.2f} s)\n", b.discriminatory, b.samples,
                      source, joined, run.seed, run.seconds);
+  if (b.nan_labels > 0) {
+    out << fmt::format(
+        "  warning: the model's decision value is NaN for {} of the {} inputs evaluated: their labels mean "
+        "nothing, and neither does this estimate\n",
+        b.nan_labels, 2 * b.samples);
+  }
   if (b.example) {
     out << "  example: " << run.schema.display_row(b.example->first) << '\n';
     out << "       vs: " << run.schema.display_row(b.example->second) << '\n';
@@ -36,6 +42,7 @@ nlohmann::json bias_json(const BiasRun& run) {
                         {"discriminatory", b.discriminatory},
                         {"bias_percent", 100.0 * b.rate},
                         {"ci95_percent", {100.0 * b.ci_low, 100.0 * b.ci_high}},
+                        {"nan_labels", b.nan_labels},
                         {"seconds", run.seconds}};
   doc["example"] = nullptr;
   if (b.example) {

@@ -43,6 +43,29 @@ TEST(Bias, ModelDecidedBySexAloneAlwaysFlips) {
   EXPECT_EQ(b.example->first(0), b.example->second(0));  // only the protected part changes
 }
 
+// A model whose decision value is NaN labels everything 0: the estimate says 0%, so it must count
+// and say that its labels mean nothing. Here h = 1e308 * age + 1e308 overflows to infinity for
+// age >= 1, and the logit h - h is NaN there (0 at age 0).
+TEST(Bias, CountsLabelsReadOffNanDecisions) {
+  const Schema s = load_schema(kSchema);
+  ModelBuilder mb("nan", {"age", "sex", "race"});
+  Eigen::MatrixXd w1(2, 3);
+  w1 << 1e308, 0, 0, 1e308, 0, 0;
+  Eigen::VectorXd b1(2);
+  b1 << 1e308, 1e308;
+  Eigen::MatrixXd w2(1, 2);
+  w2 << 1, -1;
+  const Model nan_model =
+      mb.finish(mb.dense(mb.dense(mb.input(), w1, b1), w2, Eigen::VectorXd::Zero(1)), DecisionRule{});
+  BiasOptions o;
+  o.samples = 5000;
+  const BiasEstimate nan = estimate_bias(nan_model, s, {1}, o);
+  EXPECT_EQ(nan.discriminatory, 0);
+  EXPECT_GT(nan.nan_labels, 8000);  // both inputs of the samples with age >= 1 (9 in 10)
+  EXPECT_LT(nan.nan_labels, 10000);
+  EXPECT_EQ(estimate_bias(linear(0, 1, 0, -0.5), s, {1}, o).nan_labels, 0);
+}
+
 // Exact rate by enumeration: label = (age - 2*race + 3*sex > 2); x' changes race uniformly to
 // one of the 4 other values.
 TEST(Bias, MatchesEnumerationWithinTheInterval) {
