@@ -179,15 +179,6 @@ std::function<JobOutput(Job&)> bias_job(const nlohmann::json& request, const Roo
 std::function<JobOutput(Job&)> query_job(const nlohmann::json& request, const RootFolder& root,
                                          const JobLimits& limits) {
   const std::string text = string_field(request, "toml", true);
-  // Paths in the text are relative to the root, as if the file were saved there.
-  auto queries =
-      std::make_shared<std::vector<Query>>(load_query_text(text, (root.path() / "workbench-query.toml").string()));
-  for (const Query& q : *queries) {
-    for (const std::string& p : {q.model_path, q.program_path}) {
-      if (!p.empty() && !root.contains(p))
-        throw ForbiddenPath(fmt::format("{}: '{}' lies outside the root", q.where, p));
-    }
-  }
   QueryJob job;
   job.options.time_limit = limits.max_seconds;
   std::map<std::string, std::string> options = options_field(request);
@@ -201,10 +192,20 @@ std::function<JobOutput(Job&)> query_job(const nlohmann::json& request, const Ro
   set_job_options(query_options(), job, unused, options);
   job.options.time_limit =
       std::clamp(job.options.time_limit <= 0 ? limits.max_seconds : job.options.time_limit, 0.1, limits.max_seconds);
-  *queries = job_queries(std::move(*queries), job);
-  return [queries, job](Job& j) mutable {
+  // The text is parsed (and its programs compiled) on the job's thread, under the job's limits: a
+  // request thread only checks the request's shape.
+  return [text, job, root = root.path().string()](Job& j) mutable {
     job.options.cancel = &j.cancel_flag();
-    return run_queries(*queries, job.options);
+    // Paths in the text are relative to the root, as if the file were saved there.
+    std::vector<Query> queries = load_query_text(text, (std::filesystem::path(root) / "workbench-query.toml").string());
+    const RootFolder folder(root);
+    for (const Query& q : queries) {
+      for (const std::string& p : {q.model_path, q.program_path}) {
+        if (!p.empty() && !folder.contains(p))
+          throw InputError(fmt::format("{}: '{}' lies outside the root", q.where, p));
+      }
+    }
+    return run_queries(job_queries(std::move(queries), job), job.options);
   };
 }
 
@@ -221,12 +222,13 @@ std::function<JobOutput(Job&)> prepare_job(const nlohmann::json& request, const 
   throw InputError(fmt::format("request: unknown kind '{}' (fair, test, bias, query)", kind));
 }
 
-nlohmann::json describe_inputs(const RootFolder& root, const std::string& path, const std::string& function) {
+nlohmann::json describe_inputs(const RootFolder& root, const std::string& path, const std::string& function,
+                               const JobLimits& limits) {
   const std::filesystem::path file = root.resolve(path);
   const std::string ext = file.extension().string();
   if (ext == ".c" || ext == ".cc" || ext == ".cpp" || ext == ".cxx") {
     if (function.empty()) throw InputError(path, "", "a program needs function=NAME");
-    const Program p = Program::compile(file.string(), function, "function");
+    const Program p = Program::compile(file.string(), function, "function", BuildLimits{.seconds = limits.max_seconds});
     nlohmann::json inputs = nlohmann::json::array();
     for (const ProgramInput& in : p.inputs()) {
       if (in.global) continue;  // globals keep their initializers unless a query declares them

@@ -26,7 +26,9 @@ struct JobLimits {
 std::function<JobOutput(Job&)> prepare_job(const nlohmann::json& request, const RootFolder& root,
                                            const JobLimits& limits);
 
-// The inputs of a model or program for the query workspace (GET /api/inputs).
-nlohmann::json describe_inputs(const RootFolder& root, const std::string& path, const std::string& function);
+// The inputs of a model or program for the query workspace (GET /api/inputs); a program is
+// compiled under the job limit's seconds.
+nlohmann::json describe_inputs(const RootFolder& root, const std::string& path, const std::string& function,
+                               const JobLimits& limits);
 
 }  // namespace witness

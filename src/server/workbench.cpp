@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <fstream>
@@ -154,10 +155,28 @@ class WorkbenchHttpServer : public httplib::Server {
   }
 };
 
+// One of at most `max` GET /api/inputs calls at once, beside the jobs' own slots.
+class InputsSlot {
+ public:
+  InputsSlot(std::atomic<int>& running, int max) : running_(running) {
+    if (running_.fetch_add(1) >= max) {
+      running_.fetch_sub(1);
+      throw JobsFull(fmt::format("{} models or programs are being read (--max-jobs {}): try again", max, max));
+    }
+  }
+  ~InputsSlot() { running_.fetch_sub(1); }
+  InputsSlot(const InputsSlot&) = delete;
+  InputsSlot& operator=(const InputsSlot&) = delete;
+
+ private:
+  std::atomic<int>& running_;
+};
+
 struct Workbench::State {
   WorkbenchOptions options;
   RootFolder root;
   JobBoard jobs;
+  std::atomic<int> describing{0};  // GET /api/inputs calls running
   WorkbenchHttpServer http;
   int port = 0;
 
@@ -266,7 +285,12 @@ struct Workbench::State {
     });
     http.Get("/api/inputs", [this](const httplib::Request& req, httplib::Response& res) {
       guarded(res, [&] {
-        send_json(res, 200, describe_inputs(root, req.get_param_value("path"), req.get_param_value("function")));
+        // Loading a model or compiling a program is a job's work: it takes a job slot (429 when
+        // none is free) and the job time limit, though the answer is awaited here.
+        const InputsSlot slot(describing, options.max_jobs);
+        send_json(res, 200,
+                  describe_inputs(root, req.get_param_value("path"), req.get_param_value("function"),
+                                  JobLimits{.max_seconds = options.job_seconds}));
       });
     });
     http.Post("/api/jobs", [this](const httplib::Request& req, httplib::Response& res) {

@@ -139,12 +139,16 @@ TEST_F(WorkbenchTest, KeepsEveryPathInsideTheRoot) {
   // A job naming a file outside the root is refused before it starts.
   auto [code, body] = post("/api/jobs", R"({"kind":"bias","model":"../AC1.h5","schema":"adult.toml"})");
   EXPECT_EQ(code, 403);
-  // So is a query whose model lies outside.
+  // A query's text is read on the job's thread: a model outside the root fails the job, unread.
   const nlohmann::json query = {{"kind", "query"},
                                 {"toml",
                                  "model = \"../secret.txt\"\nkind = \"might\"\nbehavior = \"label == 1\"\n"
                                  "[inputs]\nx = { role = \"environment\", type = \"real\" }\n"}};
-  EXPECT_EQ(post("/api/jobs", query.dump()).first, 403);
+  std::tie(code, body) = post("/api/jobs", query.dump());
+  ASSERT_EQ(code, 202);
+  const nlohmann::json failed = wait_job(body["id"], 30);
+  EXPECT_EQ(failed["state"], "failed");
+  EXPECT_NE(failed["error"].get<std::string>().find("lies outside the root"), std::string::npos) << failed.dump();
 }
 
 TEST_F(WorkbenchTest, LimitsUploads) {
@@ -175,7 +179,13 @@ TEST_F(WorkbenchTest, AnswersBadRequestsWithJsonErrors) {
   EXPECT_EQ(
       post("/api/jobs", R"({"kind":"fair","model":"AC1.h5","schema":"adult.toml","options":{"frontier":"x"}})").first,
       400);
-  EXPECT_EQ(post("/api/jobs", R"({"kind":"query","toml":"kind = "})").first, 400);
+  EXPECT_EQ(post("/api/jobs", R"({"kind":"query"})").first, 400);
+  // Malformed query text fails its job (parsed on the job's thread), with the parser's message.
+  const auto [query_code, query_body] = post("/api/jobs", R"({"kind":"query","toml":"kind = "})");
+  ASSERT_EQ(query_code, 202);
+  const nlohmann::json failed = wait_job(query_body["id"], 30);
+  EXPECT_EQ(failed["state"], "failed");
+  EXPECT_NE(failed["error"].get<std::string>().find("workbench-query.toml"), std::string::npos) << failed.dump();
   auto [code, body] = get("/api/jobs/j999");
   EXPECT_EQ(code, 404);
   EXPECT_TRUE(body.contains("error"));
