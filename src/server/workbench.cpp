@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/file.h"
 #include "core/process.h"
 #include "report/html_report.h"
 #include "report/rows.h"
@@ -276,10 +277,7 @@ struct Workbench::State {
         const std::filesystem::path dir = root.path() / "uploads";
         std::filesystem::create_directories(dir);
         const std::filesystem::path target = root.resolve("uploads/" + name);
-        std::ofstream out(target, std::ios::binary | std::ios::trunc);
-        out << req.body;
-        out.close();
-        if (!out) throw InputError(target.string(), "", "writing failed");
+        write_file(target.string(), req.body);  // all or nothing: a temporary name, then renamed
         send_json(res, 200, {{"path", "uploads/" + name}, {"size", req.body.size()}});
       });
     });
