@@ -1258,7 +1258,17 @@ QueryAnswer answer(const Subject& subject, const Query& q, const QueryOptions& o
     for (const std::string& n : p.notes) a.note = a.note.empty() ? n : n + "; " + a.note;
     return a;
   } catch (const z3::exception& e) {
-    throw InternalError(fmt::format("{}: z3: {}", q.where, e.msg()));
+    // Out of memory (--memory-limit) or interrupted: the query is not answered, the run goes on.
+    if (!is_z3_resource_message(e.msg())) throw InternalError(fmt::format("{}: z3: {}", q.where, e.msg()));
+    QueryAnswer a;
+    a.status = QueryAnswer::Status::Unknown;
+    a.reason_unknown = e.msg();
+    return a;
+  } catch (const std::bad_alloc&) {
+    QueryAnswer a;
+    a.status = QueryAnswer::Status::Unknown;
+    a.reason_unknown = "out of memory";
+    return a;
   }
 }
 

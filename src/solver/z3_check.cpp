@@ -79,7 +79,17 @@ ContextGraveyard& graveyard() {
 
 }  // namespace
 
-RetiringContext::RetiringContext() : ctx_(std::make_unique<z3::context>()) { (void)graveyard(); }
+RetiringContext::RetiringContext() {
+  (void)graveyard();
+  // z3::context dereferences the context Z3 made without looking: under a memory_max_size that
+  // is already used up Z3 returns none, and the constructor would crash. Ask first.
+  Z3_config config = Z3_mk_config();
+  Z3_context probe = Z3_mk_context_rc(config);
+  Z3_del_config(config);
+  if (probe == nullptr) throw z3::exception("out of memory: the solver cannot start under its memory limit");
+  Z3_del_context(probe);
+  ctx_ = std::make_unique<z3::context>();
+}
 RetiringContext::~RetiringContext() { graveyard().bury(std::move(ctx_), std::move(solvers_)); }
 bool contexts_retiring() { return graveyard().busy(); }
 
