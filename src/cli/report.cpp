@@ -1,7 +1,5 @@
 // witness report RUN.json -o OUT.html: the self-contained HTML report of a saved run (the
 // --report-json envelope, or a plain --json document of fair, test or bias).
-#include <fmt/format.h>
-
 #include <cstdint>
 #include <iostream>
 #include <memory>
@@ -19,23 +17,10 @@ struct ReportArgs {
   std::string out;
 };
 
-// A saved run is a few MB; its nesting is a handful of levels. The report's writer walks the
-// document recursively, so depth is bounded before it sees it.
-constexpr std::uintmax_t kMaxRunBytes = std::uintmax_t{256} << 20;
-constexpr int kMaxRunDepth = 64;
+constexpr std::uintmax_t kMaxRunBytes = std::uintmax_t{256} << 20;  // a saved run is a few MB
 
 void run_report(const ReportArgs& args) {
-  const std::string text = read_file(args.run, kMaxRunBytes);
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text, [&](int depth, nlohmann::json::parse_event_t, const nlohmann::json&) {
-      if (depth > kMaxRunDepth)
-        throw InputError(args.run, "", fmt::format("JSON nested more than {} deep", kMaxRunDepth));
-      return true;
-    });
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(args.run, "", std::string("not JSON: ") + e.what());
-  }
+  const nlohmann::json doc = parse_saved_run(read_file(args.run, kMaxRunBytes), args.run);
   write_html_report(args.out, doc, args.run);
   std::cout << "report written to " << args.out << '\n';
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <memory>
 
@@ -25,6 +26,7 @@ std::uint64_t mix(std::uint64_t x) {
 }
 
 struct ChunkResult {
+  long long samples = 0;  // 0: not run (stopped before it)
   long long discriminatory = 0;
   long long first = -1;  // index within the chunk of the first discriminatory pair
   Eigen::VectorXd x, x_prime;
@@ -85,25 +87,39 @@ BiasEstimate estimate_bias(const Model& model, const Schema& schema, const std::
     Eigen::VectorXd x = probe.point();
     probe.change_protected(x, protected_features);
   }
-  const long long chunks = (options.samples + kChunk - 1) / kChunk;
+  // Chunks of 4096 samples for a small network, fewer for a wide one: the stop flag is asked
+  // between chunks, which must each take a fraction of a second.
+  const long long chunk = std::min<long long>(kChunk, batch_columns(model));
+  const long long chunks = (options.samples + chunk - 1) / chunk;
   std::vector<ChunkResult> results(static_cast<std::size_t>(chunks));
   const unsigned threads = std::max(1U, std::min<unsigned>(options.threads, static_cast<unsigned>(chunks)));
   std::vector<std::unique_ptr<Evaluator<double>>> evaluators(threads);  // one per thread, made on first use
+  std::atomic<bool> stopped{false};
   parallel_for(threads, static_cast<std::size_t>(chunks), [&](std::size_t c, unsigned worker) {
+    if (stopped.load() || (options.stop && options.stop())) {
+      stopped = true;
+      return;
+    }
     auto& ev = evaluators[worker];
     if (!ev) ev = std::make_unique<Evaluator<double>>(model);
     const auto first = static_cast<long long>(c);
-    const long long count = std::min(kChunk, options.samples - first * kChunk);
+    const long long count = std::min(chunk, options.samples - first * chunk);
     results[c] = run_chunk(schema, protected_features, options, first, count, *ev);
+    results[c].samples = count;
   });
 
   BiasEstimate est;
-  est.samples = options.samples;
+  est.stopped = stopped.load();
   for (const ChunkResult& r : results) {  // in chunk order, so the example does not depend on threads
     if (r.first >= 0 && !est.example) est.example = std::make_pair(r.x, r.x_prime);
+    est.samples += r.samples;  // the chunks that ran: each a sample of its own, unbiased by the stop
     est.discriminatory += r.discriminatory;
   }
   for (const auto& ev : evaluators) est.nan_labels += ev ? ev->nan_labels() : 0;
+  if (est.samples == 0) {
+    est.ci_high = 1.0;  // nothing drawn: nothing known
+    return est;
+  }
   est.rate = static_cast<double>(est.discriminatory) / static_cast<double>(est.samples);
   std::tie(est.ci_low, est.ci_high) = wilson_interval(est.discriminatory, est.samples);
   return est;

@@ -14,6 +14,7 @@
 
 #include <Eigen/Dense>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -29,6 +30,9 @@ struct BiasOptions {
   // Draw inputs from these raw rows (columns, [schema size][n]) instead of uniformly from the
   // schema's domain: PyFair's way, which measures bias on the data manifold.
   const Eigen::MatrixXd* rows = nullptr;
+  // Asked before each chunk of samples: true ends the estimate early, on the samples drawn so far
+  // (a time limit or a cancel; BiasEstimate::stopped says so).
+  std::function<bool()> stop;
 };
 
 struct BiasEstimate {
@@ -37,6 +41,7 @@ struct BiasEstimate {
   double rate = 0.0;
   double ci_low = 0.0;  // 95% Wilson score interval
   double ci_high = 0.0;
+  bool stopped = false;      // ended early by BiasOptions::stop, with fewer samples than asked
   long long nan_labels = 0;  // labels read off a NaN decision value (meaningless; the text warns)
   // The first discriminatory pair found (raw values), if any.
   std::optional<std::pair<Eigen::VectorXd, Eigen::VectorXd>> example;

@@ -27,11 +27,7 @@ ModelOracle::ModelOracle(const Model& model, const Schema& schema, unsigned thre
                                  model.input_width()));
   }
   for (unsigned t = 0; t < std::max(1U, threads); ++t) workers_.push_back(std::make_unique<Worker>(model));
-  // About 2^26 multiply-adds per chunk (tens of milliseconds): 4096 columns of a small network,
-  // 64 of a 10 x 1000 one.
-  double per_row = 1;
-  for (const Node& node : model.nodes) per_row += static_cast<double>(node.weights.size() + node.width);
-  chunk_ = static_cast<Eigen::Index>(std::clamp(std::ldexp(1.0, 26) / per_row, 64.0, 4096.0));
+  chunk_ = batch_columns(model);  // 4096 columns of a small network, 64 of a 10 x 1000 one
 }
 
 ModelOracle::~ModelOracle() = default;

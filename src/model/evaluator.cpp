@@ -279,6 +279,16 @@ void Evaluator<T>::labels(const Eigen::MatrixXd& x, std::vector<int>& out) {
 template class Evaluator<double>;
 template class Evaluator<float>;
 
+double cost_per_row(const Model& model) {
+  double cost = 1;
+  for (const Node& node : model.nodes) cost += static_cast<double>(node.weights.size() + node.width);
+  return cost;
+}
+
+Eigen::Index batch_columns(const Model& model) {
+  return static_cast<Eigen::Index>(std::clamp(std::ldexp(1.0, 26) / cost_per_row(model), 64.0, 4096.0));
+}
+
 Evaluation evaluate(const Model& model, const Eigen::MatrixXd& x, Precision precision) {
   if (precision == Precision::Float32) return Evaluator<float>(model).run(x);
   return Evaluator<double>(model).run(x);

@@ -62,6 +62,12 @@ class Evaluator {
 extern template class Evaluator<double>;
 extern template class Evaluator<float>;
 
+// About how many multiply-adds one input costs (weights and node widths): for sizing batches so
+// that a wide network's are small enough to stop between them and hold in memory.
+[[nodiscard]] double cost_per_row(const Model& model);
+// Columns per batch for about 2^26 multiply-adds (tens of milliseconds), between 64 and 4096.
+[[nodiscard]] Eigen::Index batch_columns(const Model& model);
+
 // Evaluates in the requested precision.
 Evaluation evaluate(const Model& model, const Eigen::MatrixXd& x, Precision precision = Precision::Float64);
 

@@ -19,6 +19,10 @@ std::string bias_text(const BiasRun& run) {
                      100.0 * b.rate, 100.0 * b.ci_low, 100.0 * b.ci_high);
   out << fmt::format("  {} of {} {} changed label when {} changed (seed {}, {:.2f} s)\n", b.discriminatory, b.samples,
                      source, joined, run.seed, run.seconds);
+  if (b.stopped) {
+    out << fmt::format("  stopped early (time limit or cancel): the estimate is over the {} samples drawn\n",
+                       b.samples);
+  }
   if (b.nan_labels > 0) {
     out << fmt::format(
         "  warning: the model's decision value is NaN for {} of the {} inputs evaluated: their labels mean "
@@ -43,6 +47,7 @@ nlohmann::json bias_json(const BiasRun& run) {
                         {"bias_percent", 100.0 * b.rate},
                         {"ci95_percent", {100.0 * b.ci_low, 100.0 * b.ci_high}},
                         {"nan_labels", b.nan_labels},
+                        {"stopped", b.stopped},
                         {"seconds", run.seconds}};
   doc["example"] = nullptr;
   if (b.example) {

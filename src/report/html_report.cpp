@@ -27,6 +27,18 @@ nlohmann::json report_envelope(const std::string& kind, const std::string& comma
           {"pairs", std::move(pairs)}};
 }
 
+nlohmann::json parse_saved_run(const std::string& text, const std::string& where) {
+  constexpr int kMaxDepth = 64;  // a saved run nests a handful of levels
+  try {
+    return nlohmann::json::parse(text, [&](int depth, nlohmann::json::parse_event_t, const nlohmann::json&) {
+      if (depth > kMaxDepth) throw InputError(where, "", fmt::format("JSON nested more than {} deep", kMaxDepth));
+      return true;
+    });
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for "1e400"
+    throw InputError(where, "", std::string("not JSON: ") + e.what());
+  }
+}
+
 std::string report_kind(const nlohmann::json& doc) {
   if (!doc.is_object()) return "";
   if (doc.contains("verdict") && doc.contains("engine")) return "fair";
@@ -84,7 +96,9 @@ std::string html_report(const nlohmann::json& run, const std::string& where) {
     envelope = {{"witness_report", 1}, {"kind", kind}, {"result", run}};
   }
   const nlohmann::json& result = envelope.value("result", nlohmann::json::object());
-  const std::string kind = envelope.value("kind", "");
+  // value("kind", "") would throw nlohmann's type_error for a kind that is not a string.
+  const auto kind_it = envelope.find("kind");
+  const std::string kind = kind_it != envelope.end() && kind_it->is_string() ? kind_it->get<std::string>() : "";
   if (kind != "fair" && kind != "test" && kind != "bias")
     throw InputError(where, "", fmt::format("unknown report kind '{}' (fair, test or bias)", kind));
   std::string model =

@@ -20,6 +20,10 @@ namespace witness {
 [[nodiscard]] nlohmann::json report_envelope(const std::string& kind, const std::string& command,
                                              const std::string& text, nlohmann::json result, nlohmann::json schema,
                                              nlohmann::json pairs);
+// A saved run's JSON text (witness report, read from `where`): InputError for text that is not
+// JSON, for a number no double holds, and for nesting over 64 levels (refused while parsing: the
+// report's writer walks the document recursively).
+[[nodiscard]] nlohmann::json parse_saved_run(const std::string& text, const std::string& where);
 // The kind of a --json document ("fair", "test", "bias", "query"), or "" if it is none of them.
 [[nodiscard]] std::string report_kind(const nlohmann::json& doc);
 // The HTML of an envelope, or of a plain --json document of fair, test or bias (InputError, naming

@@ -253,6 +253,7 @@ RunOutput run_bias(const JobSubject& subject, const BiasJob& job, Env& env, cons
   o.seed = env.seed();
   o.threads = env.threads();
   if (subject.data) o.rows = &subject.data->raw;
+  o.stop = [&env] { return env.expired(); };  // --time-limit, a cancel, Ctrl-C
   const BiasEstimate b = estimate_bias(*subject.model, subject.schema, subject.protected_features, o);
   const double seconds = env.elapsed_seconds();
   env.stats.set("bias.samples", static_cast<double>(b.samples));

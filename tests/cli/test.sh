@@ -269,4 +269,12 @@ for e in concolic dual smt complete; do
   check "fair --engine $e --time-limit 4 on a 6 x 600 network: rc=$rc, $secs s, $(head -c 200 "$T/f.json")" $?
 done
 
+# And `bias` (10 million samples would take minutes here): stopped by the limit, on the samples drawn.
+start=$EPOCHREALTIME
+run_witness 60 "$T/b.json" bias "$T/wide/wide.nnet" --schema "$T/wide/wide.toml" --samples 10000000 --time-limit 4 --json
+secs=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
+[[ $rc -eq 0 ]] && json_check "$T/b.json" 'd["stopped"] and 0 < d["samples"] < 10000000' &&
+  awk -v s="$secs" 'BEGIN { exit !(s <= 4 * 1.1 + 2) }'
+check "bias --time-limit 4 on a 6 x 600 network: rc=$rc, $secs s, $(head -c 300 "$T/b.json")" $?
+
 finish

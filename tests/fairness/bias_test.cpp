@@ -66,6 +66,26 @@ TEST(Bias, CountsLabelsReadOffNanDecisions) {
   EXPECT_EQ(estimate_bias(linear(0, 1, 0, -0.5), s, {1}, o).nan_labels, 0);
 }
 
+// A stop (time limit, cancel) ends the estimate between chunks, on the samples drawn so far.
+TEST(Bias, StopsBetweenChunksOnTheSamplesDrawn) {
+  const Schema s = load_schema(kSchema);
+  BiasOptions o;
+  o.samples = 100000;
+  int asked = 0;
+  o.stop = [&asked] { return ++asked > 3; };  // three chunks run
+  const BiasEstimate b = estimate_bias(linear(0, 1, 0, -0.5), s, {1}, o);
+  EXPECT_TRUE(b.stopped);
+  EXPECT_EQ(b.samples, 3 * 4096);
+  EXPECT_EQ(b.discriminatory, b.samples);
+  o.stop = [] { return true; };
+  const BiasEstimate none = estimate_bias(linear(0, 1, 0, -0.5), s, {1}, o);
+  EXPECT_EQ(none.samples, 0);
+  EXPECT_EQ(none.ci_low, 0.0);
+  EXPECT_EQ(none.ci_high, 1.0);
+  o.stop = nullptr;
+  EXPECT_FALSE(estimate_bias(linear(0, 1, 0, -0.5), s, {1}, o).stopped);
+}
+
 // Exact rate by enumeration: label = (age - 2*race + 3*sex > 2); x' changes race uniformly to
 // one of the 4 other values.
 TEST(Bias, MatchesEnumerationWithinTheInterval) {
