@@ -43,7 +43,7 @@ class Marker {
 
 // Builds `f` statically, as the native replay is built; returns the executable's path.
 std::string build_hostile(const SourceFile& f) {
-  const std::string exe = (fs::path(f.path()).parent_path() / "hostile").string();
+  std::string exe = (fs::path(f.path()).parent_path() / "hostile").string();
   const ProcessResult built = run_process({"clang-14", "-O1", "-w", "-static", f.path(), "-lm", "-o", exe}, 120.0);
   EXPECT_EQ(built.exit_code, 0) << built.err;
   return exe;
