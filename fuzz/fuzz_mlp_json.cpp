@@ -5,21 +5,19 @@
 #include <string>
 
 #include "core/error.h"
+#include "fuzz_common.h"
 #include "model/evaluator.h"
 #include "model/loaders.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  try {
-    const witness::Model m =
-        witness::parse_mlp_json(std::string(reinterpret_cast<const char*>(data), size), "fuzz.json");
+  witness::fuzz::run_one([&] {
+    const witness::Model m = witness::parse_mlp_json(witness::fuzz::text_of(data, size), "fuzz.json");
     if (m.input_width() <= 4096) {
       Eigen::MatrixXd x(m.input_width(), 2);
       x.col(0).setZero();
       x.col(1).setOnes();
       (void)witness::evaluate(m, x);
     }
-  } catch (const witness::Error&) {
-    // Rejecting the input is the expected outcome for most of them.
-  }
+  });
   return 0;
 }

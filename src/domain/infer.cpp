@@ -90,6 +90,43 @@ std::vector<std::string> distinct_sorted(const std::vector<std::string_view>& va
   return {set.begin(), set.end()};
 }
 
+// Whether `s` is UTF-8 as TOML requires (no overlong forms, surrogates or code points past U+10FFFF).
+bool valid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    std::size_t n = 0;
+    unsigned char lo = 0x80;
+    unsigned char hi = 0xBF;
+    if (b < 0x80) {
+      ++i;
+      continue;
+    }
+    if (b >= 0xC2 && b <= 0xDF) {
+      n = 1;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+      n = 2;
+      if (b == 0xE0) lo = 0xA0;
+      if (b == 0xED) hi = 0x9F;
+    } else if (b >= 0xF0 && b <= 0xF4) {
+      n = 3;
+      if (b == 0xF0) lo = 0x90;
+      if (b == 0xF4) hi = 0x8F;
+    } else {
+      return false;
+    }
+    if (i + n >= s.size()) return false;  // cut short
+    for (std::size_t k = 1; k <= n; ++k) {
+      const auto c = static_cast<unsigned char>(s[i + k]);
+      if (c < (k == 1 ? lo : 0x80) || c > (k == 1 ? hi : 0xBF)) return false;
+    }
+    i += n + 1;
+  }
+  return true;
+}
+
+constexpr const char* kNotUtf8 =
+    "not valid UTF-8, which a schema (TOML) must be: convert the file (e.g. iconv -f latin1 -t utf-8)";
+
 // The header and every value of a CSV file, column by column.
 struct Table {
   std::string source;
@@ -114,6 +151,9 @@ Table read_table(detail::CsvReader& rd) {
     if (t.cols[c].name.empty()) {
       throw InputError(path, fmt::format("line {} (header)", rd.line()), fmt::format("column {} has no name", c + 1));
     }
+    if (!valid_utf8(t.cols[c].name)) {
+      throw InputError(path, fmt::format("line {} (header)", rd.line()), fmt::format("column {}: {}", c + 1, kNotUtf8));
+    }
     if (!seen.insert(t.cols[c].name).second) {
       throw InputError(path, fmt::format("line {} (header)", rd.line()),
                        fmt::format("column '{}' appears twice", t.cols[c].name));
@@ -134,6 +174,9 @@ Table read_table(detail::CsvReader& rd) {
         continue;
       }
       ++col.present;
+      if (!valid_utf8(v)) {
+        throw InputError(path, fmt::format("row {} (line {}), column '{}'", t.rows, rd.line(), col.name), kNotUtf8);
+      }
       double x = 0;
       if (col.numeric && detail::parse_number(v, x)) {
         col.min = std::min(col.min, x);
@@ -192,6 +235,13 @@ std::string label_lines(const Table& t, std::optional<std::size_t> label_col, co
   if (!l.integral) {
     throw InputError(t.source, fmt::format("column '{}'", l.name),
                      "the label column holds non-integer numbers; name another label column, or none");
+  }
+  // As load_csv reads a label without label_classes: an integer class index below 1e9 in magnitude.
+  if (l.present > 0 && (std::fabs(l.min) >= 1e9 || std::fabs(l.max) >= 1e9)) {
+    throw InputError(t.source, fmt::format("column '{}'", l.name),
+                     fmt::format("the label column holds {}, too large for a class index (below 1e9); name another "
+                                 "label column, or none",
+                                 std::fabs(l.min) >= 1e9 ? l.min : l.max));
   }
   return out;
 }

@@ -496,6 +496,9 @@ Eigen::MatrixXd Schema::to_model_columns(const Eigen::Ref<const Eigen::MatrixXd>
   // Feature by feature (rows), the hot path of black-box testing; the same per-value operations
   // as to_model, so the doubles are identical.
   Eigen::MatrixXd x(model_width_, raw.cols());
+  // No rows (a CSV with a header only): Eigen's row blocks of an empty matrix would offset a null
+  // data pointer, which is undefined behaviour.
+  if (raw.cols() == 0) return x;
   for (std::size_t i = 0; i < features_.size(); ++i) {
     const Feature& f = features_[i];
     const auto row = static_cast<Eigen::Index>(i);

@@ -30,6 +30,7 @@ constexpr const char* kSupportedLayers = "Dense, Activation, ReLU, LeakyReLU, In
 constexpr hsize_t kMaxStringBytes = hsize_t{1} << 28;
 constexpr hsize_t kMaxWeights = hsize_t{1} << 28;
 constexpr int kMaxWidth = 1'000'000;  // as mlp-json-v1's input_dim
+constexpr int kMaxConfigDepth = 64;    // nesting of the model_config JSON
 
 // HDF5 prints its error stack to stderr by default. Silence it for this thread while loading and
 // restore the caller's handler afterwards, so other HDF5 users keep their setting.
@@ -542,7 +543,14 @@ Model load(const std::string& path) {
   if (config_text.size() != 1) throw InputError(path, "attribute model_config", "expected a single string");
   json doc;
   try {
-    doc = json::parse(config_text[0]);
+    // Keras nests a config about ten levels deep. Deeper is refused while parsing: the walks over
+    // the config (referenced_layers, dump() in messages) recurse, and a 1 MB attribute of '['
+    // would exhaust the stack.
+    doc = json::parse(config_text[0], [&](int depth, json::parse_event_t, const json&) {
+      if (depth > kMaxConfigDepth)
+        throw InputError(path, "attribute model_config", fmt::format("JSON nested more than {} deep", kMaxConfigDepth));
+      return true;
+    });
   } catch (const json::parse_error& e) {
     std::string what = e.what();
     const auto pos = what.find("parse error");
