@@ -30,7 +30,7 @@ constexpr const char* kSupportedLayers = "Dense, Activation, ReLU, LeakyReLU, In
 constexpr hsize_t kMaxStringBytes = hsize_t{1} << 28;
 constexpr hsize_t kMaxWeights = hsize_t{1} << 28;
 constexpr int kMaxWidth = 1'000'000;  // as mlp-json-v1's input_dim
-constexpr int kMaxConfigDepth = 64;    // nesting of the model_config JSON
+constexpr int kMaxConfigDepth = 64;   // nesting of the model_config JSON
 
 // HDF5 prints its error stack to stderr by default. Silence it for this thread while loading and
 // restore the caller's handler afterwards, so other HDF5 users keep their setting.

@@ -108,6 +108,7 @@ std::vector<sock_filter> seccomp_program(int exe_fd) {
   for (std::size_t i = 0; i < which.size(); ++i) {
     if (setrlimit(which[i], &limits[i]) != 0) _exit(126);
   }
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) _exit(126);  // ends with witness (its CPU limit aside)
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) _exit(126);
   if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &filter) != 0) _exit(126);
   char empty[] = "";
