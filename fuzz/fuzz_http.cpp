@@ -11,6 +11,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -75,9 +76,9 @@ std::string request_of(std::string text) {
   return text;
 }
 
-// Sends `bytes`, closes the sending side, reads until the server closes (at most 10 s); false if the
-// server could not be reached at all.
-bool exchange(int port, const std::string& bytes) {
+// Sends `bytes`, closes the sending side, reads the reply into `reply` until the server closes (at
+// most 10 s); false if the server could not be reached at all.
+bool exchange(int port, const std::string& bytes, std::string* reply = nullptr) {
   const int sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (sock < 0) return false;
   sockaddr_in addr{};
@@ -99,10 +100,23 @@ bool exchange(int port, const std::string& bytes) {
   }
   shutdown(sock, SHUT_WR);
   char buf[4096];
-  while (recv(sock, buf, sizeof(buf), 0) > 0) {
+  for (ssize_t n = 0; (n = recv(sock, buf, sizeof(buf), 0)) > 0;) {
+    if (reply != nullptr) reply->append(buf, static_cast<std::size_t>(n));
   }
   close(sock);
   return true;
+}
+
+// Waits (at most 10 s) until no job an input started is queued or running: the process must not
+// end, and its static objects go, while a job thread still uses them.
+void wait_for_jobs(int port) {
+  const std::string list = request_of("GET /api/jobs HTTP/1.1\r\nX-Witness-Token: TOKEN\r\n\r\n");
+  for (int i = 0; i < 200; ++i) {
+    std::string reply;
+    if (!exchange(port, list, &reply)) return;
+    if (reply.find("\"running\"") == std::string::npos && reply.find("\"queued\"") == std::string::npos) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
 }
 
 }  // namespace
@@ -112,5 +126,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   Server& s = server();
   if (!exchange(s.bench->port(), request_of(witness::fuzz::text_of(data, size))))
     witness::fuzz::bug("server", "the server no longer accepts connections");
+  wait_for_jobs(s.bench->port());
   return 0;
 }
