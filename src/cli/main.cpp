@@ -32,6 +32,7 @@ std::string printable(const std::string& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  witness::cli::catch_interrupts();  // first: a Ctrl-C from now on is handled
   CLI::App app("witness: find unfairness witnesses in decision models, or prove there are none", "witness");
   app.require_subcommand(1);
   app.set_version_flag("--version", witness::witness_version());
@@ -62,7 +63,6 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  witness::cli::catch_interrupts();
   // Ctrl-C stops a run as a time limit does; the answer printed, the exit code says it was cut short.
   const auto interrupted_status = [] {
     std::cout.flush();
