@@ -21,6 +21,7 @@ void run_bias_command(const BiasArgs& args) {
   set_job_options(bias_options(), job, env, given_options(args.options));
   env.set_cancel(&interrupt_flag());
   env.start();
+  apply_process_limits(env);
   check_report_files(args.report);
   SubjectSource src = args.subject.source();
   src.data.path = args.data;
@@ -43,7 +44,7 @@ void add_bias_command(CLI::App& app) {
   add_setting_flags(*cmd, bias_options(), args->options);
   cmd->add_flag("--json", args->json, "print one JSON document on stdout");
   add_report_options(*cmd, args->report);
-  add_env_options(*cmd, args->options, {"seed", "threads", "time-limit", "verbose", "stats"});
+  add_env_options(*cmd, args->options, {"seed", "threads", "time-limit", "memory-limit", "verbose", "stats"});
   cmd->callback([args] { run_bias_command(*args); });
 }
 

@@ -41,6 +41,7 @@ int run_fair_command(const FairArgs& args) {
   env.set_cancel(&interrupt_flag());
   job.settings.cancel = &interrupt_flag();
   env.start();
+  apply_process_limits(env);
   check_report_files(args.report);
   for (const std::string& f : {args.witnesses_out, args.regions_out}) {
     if (!f.empty()) check_writable(f);
@@ -149,7 +150,7 @@ void add_fair_command(CLI::App& app, int& status) {
   add_setting_flags(*cmd, fair_options(), args->options);
   cmd->add_flag("--json", args->json, "print one JSON document on stdout");
   add_report_options(*cmd, args->report);
-  add_env_options(*cmd, args->options, {"seed", "time-limit", "threads", "verbose", "stats"});
+  add_env_options(*cmd, args->options, {"seed", "time-limit", "memory-limit", "threads", "verbose", "stats"});
   cmd->callback([args, &status] { status = run_fair_command(*args); });
 }
 

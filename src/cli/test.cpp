@@ -37,6 +37,7 @@ void run_test_command(const TestArgs& args, int& status) {
   set_job_options(test_options(), o, env, given);
   env.set_cancel(&interrupt_flag());
   env.start();
+  apply_process_limits(env);
   check_report_files(args.report);
   if (args.subject.model.empty() == args.command.empty())
     throw InputError("give either a MODEL file or a non-empty --cmd \"program\" (not both)");
@@ -107,7 +108,7 @@ void add_test_command(CLI::App& app, int& status) {
   cmd->add_flag("--category-names", args->category_names, "--cmd: write category labels instead of codes");
   cmd->add_option("--classes", args->classes,
                   "--cmd: the program's labels are 0..N-1 [default: the schema's label classes, else 2]");
-  add_env_options(*cmd, args->options, {"seed", "threads", "time-limit", "verbose", "stats"});
+  add_env_options(*cmd, args->options, {"seed", "threads", "time-limit", "memory-limit", "verbose", "stats"});
   cmd->callback([args, &status] { run_test_command(*args, status); });
 }
 

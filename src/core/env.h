@@ -6,6 +6,7 @@
 //   env.start();                                  // starts the clock and the deadline
 //   env.stats.add("bias.samples", 1000);
 //   if (env.expired()) { /* stop and report what is known */ }
+//   std::string why = env.stop_reason();          // "time limit" or "memory limit" (--memory-limit)
 //   env.log(1, "sampled {} rows", 1000);
 #pragma once
 
@@ -41,7 +42,14 @@ class Env {
 
   void start();
   [[nodiscard]] double elapsed_seconds() const;
-  [[nodiscard]] bool expired() const;  // past --time-limit (never when it is 0), or cancelled
+  // Past --time-limit (never when it is 0), resident memory past --memory-limit, or cancelled.
+  [[nodiscard]] bool expired() const;
+  // Why expired() read true: "memory limit" once the memory limit was passed, else "time limit"
+  // (a cancel stops a run as its time limit does).
+  [[nodiscard]] const char* stop_reason() const;
+  [[nodiscard]] bool over_memory_limit() const;  // latched: once past, stays past
+  // Seconds to the time limit: infinity without one, 0 once expired() for any reason.
+  [[nodiscard]] double seconds_left() const;
   // A flag another thread raises to stop the run (witness serve's cancel button): expired() then
   // reads true, so every engine stops as it would at its time limit. The flag must outlive the run.
   void set_cancel(const std::atomic<bool>* flag) { cancel_ = flag; }
@@ -60,6 +68,18 @@ class Env {
  private:
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   const std::atomic<bool>* cancel_ = nullptr;
+  // Reading /proc costs a system call: expired() samples the resident size at most every 20 ms.
+  // Copies start a fresh gauge (atomics do not copy).
+  struct MemoryGauge {
+    MemoryGauge() = default;
+    MemoryGauge(const MemoryGauge& /*other*/) {}
+    MemoryGauge& operator=(const MemoryGauge& /*other*/) { return *this; }
+    mutable std::atomic<std::int64_t> next_check_ns{0};
+    mutable std::atomic<bool> exceeded{false};
+  } memory_;
 };
+
+// Resident memory of this process in MiB (0 where /proc cannot tell).
+[[nodiscard]] double resident_megabytes();
 
 }  // namespace witness

@@ -18,6 +18,8 @@ const std::vector<OptionSpec>& option_table() {
       {"seed", T::Int, "1", 0, 9.0e15, "random seed; the same seed gives the same result", {}},
       {"threads", T::Int, "0", 0, 1024, "worker threads (0 = all cores)", {}},
       {"time-limit", T::Real, "0", 0, 1.0e9, "wall-clock limit in seconds (0 = none)", {}},
+      {"memory-limit", T::Real, "0", 0, 1.0e9,
+       "resident memory in MiB past which the run stops as at its time limit (0 = none)", {}},
       {"verbose", T::Int, "0", 0, 3, "log detail on stderr (0 = errors only)", {}},
       {"stats", T::Bool, "false", 0, 0, "print every counter of the run on stderr at the end", {}},
   };

@@ -103,13 +103,13 @@ void TestLedger::stop(const char* reason) {
 }
 
 void TestLedger::check_time() const {
-  if (env_.expired()) throw OracleTimeLimit("the time limit passed");
+  if (env_.expired()) throw OracleTimeLimit(fmt::format("the {} passed", env_.stop_reason()));
 }
 
 bool TestLedger::done() {
   if (!result_.stopped.empty()) return true;
   if (remaining() == 0) stop("budget");
-  if (env_.expired()) stop("time limit");
+  if (env_.expired()) stop(env_.stop_reason());
   if (static_cast<long double>(result_.generated) >= free_points_) stop("exhausted");
   // A method that keeps proposing inputs it has already tested has run out of new ones.
   if (stale_ > 1000000) stop("exhausted");
@@ -323,7 +323,9 @@ TestResult run_test(LabelOracle& oracle, const Schema& schema, const TestOptions
     }
     oracle.finish();
   } catch (const OracleTimeLimit&) {
-    ledger.stop("time limit");  // the batch in flight is lost; every counted test is complete
+    ledger.stop(env.stop_reason());  // the batch in flight is lost; every counted test is complete
+  } catch (const std::bad_alloc&) {
+    ledger.stop("out of memory");  // as above: what was counted before stands
   }
   (void)ledger.done();  // records why it stopped
   result.queries = oracle.rows() - rows_before;

@@ -1199,8 +1199,9 @@ class Verifier {
       else if (evicted_ > 0 && !interrupted_)
         unfinished = fmt::format("{} open regions exceeded the queue's capacity and stay undecided", evicted_);
       else
-        unfinished = fmt::format("time limit: {:.4g}% of the domain certified, {:.3g}% falsified, {} regions open",
-                                 100.0 * r.share.certified, 100.0 * r.share.falsified, left.size());
+        unfinished = fmt::format("{}: {:.4g}% of the domain certified, {:.3g}% falsified, {} regions open",
+                                 env_.stop_reason(), 100.0 * r.share.certified, 100.0 * r.share.falsified,
+                                 left.size());
     }
     r.witnesses = std::move(witnesses_);
     if (!r.witnesses.empty()) {

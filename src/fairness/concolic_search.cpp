@@ -26,12 +26,6 @@ struct Exploration {
 };
 
 // Seconds left before the global deadline (infinity without one).
-double remaining_seconds(const Env& env) {
-  const double limit = env.options.get_real("time-limit");
-  if (limit <= 0) return std::numeric_limits<double>::infinity();
-  return limit - env.elapsed_seconds();
-}
-
 // A run of the model at x. Returns whether the exploration should stop; sets `rejected` when a
 // candidate witness failed replay.
 using RunCallback = std::function<bool(const Eigen::VectorXd& x, const ConcolicRun& run, bool& rejected)>;
@@ -74,7 +68,7 @@ Exploration explore(ConcolicEvaluator& ce, Solver& solver, const std::vector<Ter
       retry.clear();
       continue;
     }
-    const double left = remaining_seconds(env);
+    const double left = env.seconds_left();
     if (left <= 0) {
       out.expired = true;
       break;
@@ -190,7 +184,7 @@ FairnessResult concolic_search(const Model& model, const Schema& schema, const C
       ++result.stats.seeds;
       result.stats.concretised = result.stats.concretised || first.concretised;
       if (!first.concretised) ++result.stats.seeds_exhausted;
-      if (remaining_seconds(env) <= 0) {
+      if (env.seconds_left() <= 0) {
         expired = true;
         break;
       }
@@ -220,14 +214,14 @@ FairnessResult concolic_search(const Model& model, const Schema& schema, const C
     if (e.exhausted) ++result.stats.seeds_exhausted;
     env.log(2, "seed {}: {}", j, e.stopped ? "witness" : e.exhausted ? "not discriminatory" : "not exhausted");
     if (static_cast<int>(result.witnesses.size()) >= options.max_witnesses) break;
-    if (e.expired || remaining_seconds(env) <= 0) {
+    if (e.expired || env.seconds_left() <= 0) {
       expired = true;
       break;
     }
   }
   env.stats.set("concolic.seeds_skipped", static_cast<double>(skipped));
   // Single-instance search covers its seeds only: it never proves the whole domain fair.
-  result.reason = expired ? "time limit reached"
+  result.reason = expired ? fmt::format("{} reached", env.stop_reason())
                           : fmt::format(
                                 "no witness from {} seeds ({} explored exhaustively); single-instance search "
                                 "cannot prove the domain fair (use --engine dual)",
@@ -315,7 +309,7 @@ FairnessResult dual_search(const Model& model, const Schema& schema, const Conco
     if (e.exhausted) {
       result.verdict = Verdict::Verified;
     } else if (e.expired) {
-      result.reason = "time limit reached before the path tree was exhausted";
+      result.reason = fmt::format("{} reached before the path tree was exhausted", env.stop_reason());
     } else if (result.stats.concretised) {
       result.reason = "a non-linear operation was concretised, so the paths do not cover the domain";
     } else if (result.stats.unknown > 0) {

@@ -119,7 +119,7 @@ void settle_witnesses(FairnessResult& r, const FairnessProblem& problem, const E
     return;
   }
   if (env.expired()) {
-    r.witnesses_note = "the time limit";
+    r.witnesses_note = fmt::format("the {}", env.stop_reason());
     return;
   }
   // The solver gets the time left, and at most a minute when the run has no limit.

@@ -65,12 +65,6 @@ DualEncoding encode_dual(Solver& solver, const Model& model, const Schema& schem
 }
 
 // Seconds left before env's deadline (infinity without one).
-double remaining_seconds(const Env& env) {
-  const double limit = env.options.get_real("time-limit");
-  if (limit <= 0) return std::numeric_limits<double>::infinity();
-  return limit - env.elapsed_seconds();
-}
-
 void finish(FairnessResult& r, const Solver& solver, Env& env) {
   const SolverStats& s = solver.stats();
   r.stats.sat = s.sat;
@@ -112,10 +106,10 @@ FairnessResult smt_search(const Model& model, const Schema& schema, const std::v
   env.stats.add("smt.encode_seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 
   while (static_cast<int>(result.witnesses.size()) < result.witnesses_asked) {
-    const double left = remaining_seconds(env);
+    const double left = env.seconds_left();
     if (left <= 0) {
-      result.reason = "time limit reached before the query was solved";
-      result.witnesses_note = "the time limit";
+      result.reason = fmt::format("{} reached before the query was solved", env.stop_reason());
+      result.witnesses_note = fmt::format("the {}", env.stop_reason());
       break;
     }
     const CheckResult r = solver->check(std::isinf(left) ? 0.0 : std::max(left, 1e-3));

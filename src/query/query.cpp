@@ -1251,7 +1251,7 @@ namespace {
 
 QueryAnswer answer(const Subject& subject, const Query& q, const QueryOptions& options) {
   // Z3's memory bound is one for the process: it holds for this query (and any run beside it).
-  if (options.memory_limit_mb > 0) z3::set_param("memory_max_size", static_cast<int>(options.memory_limit_mb));
+  limit_solver_memory(options.memory_limit_mb);
   const Prepared p = prepare(subject, q);
   try {
     QueryAnswer a = QueryRun(subject, q, options, p).run();

@@ -224,6 +224,9 @@ std::string fairness_text(const FairnessRun& run) {
   const std::string phase = r.phase.empty() ? "" : " (" + r.phase + ")";
   if (r.share.measured) {
     write_shares(out, schema, names, run.problem.protected_features(), r);
+    // A witness verdict says nothing of why the shares stop short; the reason does.
+    if (r.verdict == Verdict::Witness && !r.exhaustive && !r.reason.empty())
+      out << fmt::format("  stopped short: {}\n", r.reason);
     out << fmt::format("  engine {}{}: {} regions, {} leaves, {} tests, {:.2f} s\n", r.engine, phase, st.regions,
                        st.leaves, st.tests, st.seconds);
   } else if (r.engine.rfind("auto", 0) == 0) {

@@ -21,6 +21,7 @@
 #include "report/query_report.h"
 #include "report/rows.h"
 #include "report/testing_report.h"
+#include "solver/z3_check.h"
 
 namespace witness {
 namespace {
@@ -184,6 +185,8 @@ const std::vector<SettingOption<QueryJob>>& query_options() {
   };
   return options;
 }
+
+void apply_process_limits(const Env& env) { limit_solver_memory(env.options.get_real("memory-limit")); }
 
 RunOutput run_fair(const JobSubject& subject, const FairJob& job, Env& env, const std::string& command) {
   if (!subject.model) throw InputError("fair: no model");

@@ -84,6 +84,10 @@ void set_job_options(const std::vector<SettingOption<J>>& table, J& job, Env& en
   }
 }
 
+// --memory-limit for a command-line run: the run stops once the process holds that much (Env),
+// and the solver's own bound is set to it (one setting per process, so not for a server's jobs).
+void apply_process_limits(const Env& env);
+
 // --- jobs --------------------------------------------------------------------------------------
 // `command` is the CLI line that does the same, shown in the report. With data rows, fair also
 // checks every row against every protected value (exact) and reports the share of rows whose label

@@ -116,6 +116,10 @@ struct ModelJob {
     std::map<std::string, std::string> options = options_field(request);
     if (request.contains("engine") && request["engine"].is_string())
       options["engine"] = request["engine"].get<std::string>();
+    // Jobs share the server's process: a resident-size limit would stop every job for one's memory.
+    if (options.contains("memory-limit"))
+      throw InputError("options.memory-limit: jobs share the server's memory; limit the server's (ulimit -v, "
+                       "systemd MemoryMax)");
     set_job_options(table, job, *env, options);
     cap_time_limit(*env, limits);
     options.erase("engine");

@@ -93,6 +93,10 @@ RetiringContext::RetiringContext() {
 RetiringContext::~RetiringContext() { graveyard().bury(std::move(ctx_), std::move(solvers_)); }
 bool contexts_retiring() { return graveyard().busy(); }
 
+void limit_solver_memory(double megabytes) {
+  if (megabytes > 0) z3::set_param("memory_max_size", static_cast<int>(std::min(megabytes, 1.0e9)));
+}
+
 bool is_z3_resource_message(const std::string& msg) {
   for (const char* word : {"canceled", "cancelled", "timeout", "max. resource", "resource limit", "memory"}) {
     if (msg.find(word) != std::string::npos) return true;

@@ -37,6 +37,9 @@ z3::solver make_z3_solver(z3::context& ctx, const char* tactic = nullptr);
 // interrupts the check within about 20 ms (Ctrl-C in Python, a job's cancel in witness serve).
 Z3Check z3_check(z3::solver& solver, double seconds, const std::atomic<bool>* cancel = nullptr);
 
+// Z3's memory bound (MiB) for every context of the process; past it a check answers unknown.
+void limit_solver_memory(double megabytes);
+
 // True for Z3's words for resource exhaustion (timeout, interrupt, memory, rlimit).
 bool is_z3_resource_message(const std::string& msg);
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every limit holds on a wide network, where one batch, one gradient or one solver call is long:
-# `test` (each method), `fair` (each engine) and `bias` end by --time-limit + 10% + 2 s. Timed, so
+# `test` (each method), `fair` (each engine) and `bias` end by --time-limit + 10% + 2 s; and
+# --memory-limit stops a run whose tests or regions pile up, at the limit + 10%. Timed, so
 # it runs in the Release pass only (label plain): under the sanitizers loading the network alone
 # takes most of the limit.
 set -u
@@ -40,5 +41,31 @@ done
 timed "$T/b.json" bias --samples 10000000
 [[ $on_time -eq 0 && $rc -eq 0 ]] && json_check "$T/b.json" 'd["stopped"] and 0 < d["samples"] < 10000000'
 check "bias --time-limit 4 on a 6 x 600 network: rc=$rc, $secs s, $(head -c 300 "$T/b.json")" $?
+
+# peak OUT ARGS...: `witness ARGS... --json` (at most 60 s), stdout to OUT; sets rc and mib, the
+# largest resident size the process reached (MiB).
+peak() {
+  local out=$1
+  shift
+  mib=$(/usr/bin/python3 -c 'import resource, subprocess, sys
+r = subprocess.run(sys.argv[2:], stdout=open(sys.argv[1], "w"), stderr=subprocess.DEVNULL, timeout=60)
+print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' "$out" "$W" "$@" --json)
+  rc=${mib% *}
+  mib=${mib#* }
+}
+# --memory-limit: without a budget the black-box methods keep every test they ran (themis reached
+# 1 GB in 10 s on AC1); with 250 MiB they stop there, within 10%, and report what they found.
+for m in themis aequitas adf; do
+  peak "$T/m.json" test "$B/models/adult/AC1.h5" --schema "$B/adult.toml" --protected sex --method "$m" \
+    --budget 0 --time-limit 50 --memory-limit 250
+  [[ $rc -eq 10 && $mib -le 275 ]] && json_check "$T/m.json" 'd["stopped"] == "memory limit" and d["generated"] > 0'
+  check "$m --memory-limit 250 on AC1: rc=$rc, peak $mib MiB, $(head -c 200 "$T/m.json")" $?
+done
+# And the complete engine's open regions: the search stops at the limit and says so (assembling
+# the answer from 150,000 open regions takes a little more).
+peak "$T/q.json" fair "$B/models/adult/AC4.h5" --schema "$B/adult.toml" --protected sex --quantify \
+  --time-limit 50 --memory-limit 150
+[[ $rc -eq 10 && $mib -le 300 ]] && json_check "$T/q.json" 'd["reason"].startswith("memory limit:") and d["undecided"] > 0'
+check "fair --quantify --memory-limit 150 on AC4: rc=$rc, peak $mib MiB, $(head -c 200 "$T/q.json")" $?
 
 finish
