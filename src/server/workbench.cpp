@@ -7,13 +7,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
-#include <deque>
 #include <fstream>
-#include <mutex>
 #include <random>
 #include <sstream>
-#include <thread>
 #include <vector>
 
 #include "core/error.h"
@@ -23,84 +19,13 @@
 #include "report/rows.h"
 #include "server/job_board.h"
 #include "server/job_runs.h"
+#include "server/http_connections.h"
 #include "server/root_folder.h"
-
-// Last: it brings <resolv.h>, whose `_res` macro breaks Eigen headers included after it.
-#include <httplib.h>  // NOLINT(llvm-include-order)
 
 namespace witness {
 namespace {
 
 constexpr std::size_t kMaxFileRead = 8U << 20U;  // GET /api/file
-constexpr int kMaxConnectionThreads = 256;       // connections served at once, slow ones included
-constexpr int kListenBacklog = 1024;             // connections waiting to be accepted
-
-// Connections wait here for a thread. The pool starts with `threads` and grows, up to `max_threads`,
-// whenever none is idle: a connection that sends its request slowly holds a thread, and others must
-// still be served. The queue is bounded: when it is full the accepting thread waits, so a flood of
-// connections queues in the kernel (the listen backlog), not in memory.
-class ConnectionPool : public httplib::TaskQueue {
- public:
-  ConnectionPool(int threads, int max_threads, std::size_t max_queued)
-      : max_threads_(static_cast<std::size_t>(max_threads)), max_queued_(max_queued) {
-    const std::lock_guard lock(mutex_);
-    for (int i = 0; i < threads; ++i) add_worker();
-  }
-  ~ConnectionPool() override { ConnectionPool::shutdown(); }
-  ConnectionPool(const ConnectionPool&) = delete;
-  ConnectionPool& operator=(const ConnectionPool&) = delete;
-
-  void enqueue(std::function<void()> fn) override {
-    std::unique_lock lock(mutex_);
-    space_.wait(lock, [this] { return queue_.size() < max_queued_ || stopping_; });
-    if (stopping_) return;
-    queue_.push_back(std::move(fn));
-    if (idle_ < queue_.size() && workers_.size() < max_threads_) add_worker();
-    ready_.notify_one();
-  }
-  void shutdown() override {
-    std::vector<std::thread> workers;
-    {
-      const std::lock_guard lock(mutex_);
-      stopping_ = true;
-      workers.swap(workers_);
-    }
-    ready_.notify_all();
-    space_.notify_all();
-    for (std::thread& t : workers) t.join();
-  }
-
- private:
-  void add_worker() {
-    workers_.emplace_back([this] { work(); });
-  }  // under mutex_
-
-  void work() {
-    for (;;) {
-      std::function<void()> fn;
-      {
-        std::unique_lock lock(mutex_);
-        ++idle_;
-        ready_.wait(lock, [this] { return !queue_.empty() || stopping_; });
-        --idle_;
-        if (queue_.empty()) return;  // stopping, and nothing left
-        fn = std::move(queue_.front());
-        queue_.pop_front();
-      }
-      space_.notify_one();
-      fn();
-    }
-  }
-
-  const std::size_t max_threads_;
-  const std::size_t max_queued_;
-  std::mutex mutex_;
-  std::condition_variable ready_, space_;
-  std::deque<std::function<void()>> queue_;
-  std::vector<std::thread> workers_;
-  std::size_t idle_ = 0;
-  bool stopping_ = false;
-};
 
 std::string random_token() {
   std::random_device rd;
@@ -145,16 +70,6 @@ std::string read_limited(const std::filesystem::path& p, std::size_t limit) {
 }
 
 }  // namespace
-
-// cpp-httplib's server with its listening socket reachable: its compiled-in listen backlog (5) is
-// raised after binding, so that a burst of clients waits in the kernel instead of being refused.
-class WorkbenchHttpServer : public httplib::Server {
- public:
-  void set_listen_backlog(int backlog) {
-    const int sock = svr_sock_;
-    if (sock >= 0) ::listen(sock, backlog);
-  }
-};
 
 // One of at most `max` GET /api/inputs calls at once, beside the jobs' own slots.
 class InputsSlot {
@@ -358,7 +273,7 @@ Workbench::Workbench(const WorkbenchOptions& options) : state_(std::make_unique<
   note_many_threads_allocate();  // jobs load .h5 models (a forked reader) while requests are served
   State& s = *state_;
   s.http.new_task_queue = [threads = options.threads] {
-    return new ConnectionPool(threads, std::max(threads, kMaxConnectionThreads), 64);
+    return new ConnectionPool(threads, std::max(threads, kMaxConnectionThreads), kMaxQueuedConnections);
   };
   // SO_REUSEADDR only: cpp-httplib's default, SO_REUSEPORT, would let a second server bind the same
   // port and take half of the first one's connections.

@@ -128,6 +128,26 @@ def slow_client(port, stop, head=b"GET /api/jobs HTTP/1.1\r\nHost: x\r\nX-Slow: 
         pass
 
 
+def slowloris(port, stop, cut, index, started):
+    """Sends a request head a byte every 2 s (inside any read timeout) until the server gives up on
+    it (an answer or the end of the connection); cut[index] is then the seconds it lasted."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            s.sendall(b"GET /api/jobs HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+            s.settimeout(2.0)
+            while not stop.is_set():
+                s.sendall(b"a")
+                try:
+                    s.recv(1)
+                    break
+                except socket.timeout:
+                    continue
+    except OSError:
+        pass
+    if not stop.is_set():
+        cut[index] = time.time() - started
+
+
 def timed_requests(server, n):
     worst = 0.0
     for _ in range(n):
@@ -226,6 +246,25 @@ def main():
             t.join()
         for s in idle:
             s.close()
+
+        # 2b. Slowloris beyond every thread: 320 connections (the pool's 256 threads and its queue
+        # of 64) each sending a byte every 2 s. Each is cut about 10 s after it started (a request
+        # must arrive at a pace), and then the server answers again.
+        stop = threading.Event()
+        started = time.time()
+        cut = [None] * 320
+        loris = [threading.Thread(target=slowloris, args=(server.port, stop, cut, i, started)) for i in range(320)]
+        for t in loris:
+            t.start()
+        time.sleep(16)
+        worst = timed_requests(server, 5)
+        stop.set()
+        for t in loris:
+            t.join()
+        lasted = [c for c in cut if c is not None]
+        check("requests answered after 320 slowloris connections were cut", worst < 3.0, f"worst {worst:.1f} s")
+        check("every slowloris connection cut within 16 s", len(lasted) == 320 and max(lasted) < 16.5,
+              f"{len(lasted)} cut, longest {max(lasted, default=0):.1f} s")
 
         # 3. Numbers in options: read right or refused, never silently changed.
         body = {"kind": "bias", "model": "AC1.h5", "schema": "adult.toml", "protected": ["sex"]}
