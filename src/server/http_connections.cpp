@@ -35,7 +35,7 @@ void ConnectionPool::enqueue(std::function<void()> fn) {
   std::unique_lock lock(mutex_);
   space_.wait(lock, [this] { return queue_.size() < max_queued_ || stopping_; });
   if (stopping_) return;
-  queue_.push_back([fn = std::move(fn), at = Clock::now()] {
+  queue_.emplace_back([fn = std::move(fn), at = Clock::now()] {
     connection_accepted = at;
     fn();
   });
