@@ -32,9 +32,8 @@ bool Env::over_memory_limit() const {
   if (memory_.exceeded.load(std::memory_order_relaxed)) return true;
   const double limit = options.get_real("memory-limit");
   if (limit <= 0) return false;
-  const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                               std::chrono::steady_clock::now().time_since_epoch())
-                               .count();
+  const std::int64_t now =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
   std::int64_t next = memory_.next_check_ns.load(std::memory_order_relaxed);
   if (now < next || !memory_.next_check_ns.compare_exchange_strong(next, now + 20'000'000)) return false;
   if (resident_megabytes() < limit) return false;

@@ -1200,8 +1200,7 @@ class Verifier {
         unfinished = fmt::format("{} open regions exceeded the queue's capacity and stay undecided", evicted_);
       else
         unfinished = fmt::format("{}: {:.4g}% of the domain certified, {:.3g}% falsified, {} regions open",
-                                 env_.stop_reason(), 100.0 * r.share.certified, 100.0 * r.share.falsified,
-                                 left.size());
+                                 env_.stop_reason(), 100.0 * r.share.certified, 100.0 * r.share.falsified, left.size());
     }
     r.witnesses = std::move(witnesses_);
     if (!r.witnesses.empty()) {

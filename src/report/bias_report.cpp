@@ -20,8 +20,8 @@ std::string bias_text(const BiasRun& run) {
   out << fmt::format("  {} of {} {} changed label when {} changed (seed {}, {:.2f} s)\n", b.discriminatory, b.samples,
                      source, joined, run.seed, run.seconds);
   if (b.stopped) {
-    out << fmt::format("  stopped early (time limit, memory limit or cancel): the estimate is over the {} samples drawn\n",
-                       b.samples);
+    out << fmt::format(
+        "  stopped early (time limit, memory limit or cancel): the estimate is over the {} samples drawn\n", b.samples);
   }
   if (b.nan_labels > 0) {
     out << fmt::format(

@@ -106,7 +106,8 @@ bool wait_for(int sock, short events, int ms) {
 void address_of(int sock, bool peer, std::string& ip, int& port) {
   sockaddr_storage addr{};
   socklen_t len = sizeof addr;
-  auto* sa = reinterpret_cast<sockaddr*>(&addr);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
+  auto* sa =
+      reinterpret_cast<sockaddr*>(&addr);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
   if ((peer ? ::getpeername(sock, sa, &len) : ::getsockname(sock, sa, &len)) != 0) return;
   std::array<char, NI_MAXHOST> host{};
   std::array<char, NI_MAXSERV> service{};
@@ -130,9 +131,7 @@ class PacedSocketStream final : public httplib::Stream {
   }
   [[nodiscard]] bool has_buffered() const { return begin_ < end_; }
 
-  bool is_readable() const override {
-    return has_buffered() || wait_for(sock_, POLLIN, read_.wait_ms(read_timeout_));
-  }
+  bool is_readable() const override { return has_buffered() || wait_for(sock_, POLLIN, read_.wait_ms(read_timeout_)); }
   bool is_writable() const override { return wait_for(sock_, POLLOUT, written_.wait_ms(write_timeout_)); }
 
   ssize_t read(char* ptr, size_t size) override {

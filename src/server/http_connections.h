@@ -11,6 +11,8 @@
 //   http.listen_after_bind();                      // until http.stop()
 #pragma once
 
+#include <httplib.h>
+
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -18,8 +20,6 @@
 #include <mutex>
 #include <thread>
 #include <vector>
-
-#include <httplib.h>
 // httplib.h brings <resolv.h>, whose `_res` macro breaks Eigen headers included after it (a unity
 // build puts other files after this one). Nothing here uses the resolver's state.
 #undef _res

@@ -118,8 +118,9 @@ struct ModelJob {
       options["engine"] = request["engine"].get<std::string>();
     // Jobs share the server's process: a resident-size limit would stop every job for one's memory.
     if (options.contains("memory-limit"))
-      throw InputError("options.memory-limit: jobs share the server's memory; limit the server's (ulimit -v, "
-                       "systemd MemoryMax)");
+      throw InputError(
+          "options.memory-limit: jobs share the server's memory; limit the server's (ulimit -v, "
+          "systemd MemoryMax)");
     set_job_options(table, job, *env, options);
     cap_time_limit(*env, limits);
     options.erase("engine");

@@ -17,9 +17,9 @@
 #include "core/process.h"
 #include "report/html_report.h"
 #include "report/rows.h"
+#include "server/http_connections.h"
 #include "server/job_board.h"
 #include "server/job_runs.h"
-#include "server/http_connections.h"
 #include "server/root_folder.h"
 
 namespace witness {

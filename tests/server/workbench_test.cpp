@@ -179,8 +179,8 @@ TEST_F(WorkbenchTest, AnswersBadRequestsWithJsonErrors) {
   EXPECT_EQ(
       post("/api/jobs", R"({"kind":"fair","model":"AC1.h5","schema":"adult.toml","options":{"frontier":"x"}})").first,
       400);
-  const auto [memory_code, memory_body] = post(
-      "/api/jobs", R"({"kind":"test","model":"AC1.h5","schema":"adult.toml","options":{"memory-limit":"100"}})");
+  const auto [memory_code, memory_body] =
+      post("/api/jobs", R"({"kind":"test","model":"AC1.h5","schema":"adult.toml","options":{"memory-limit":"100"}})");
   EXPECT_EQ(memory_code, 400);
   EXPECT_NE(memory_body.dump().find("share the server's memory"), std::string::npos) << memory_body.dump();
   EXPECT_EQ(post("/api/jobs", R"({"kind":"query"})").first, 400);
