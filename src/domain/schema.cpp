@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/file.h"
 #include "core/toml_limits.h"
+#include "domain/constraint_parser.h"
 #include "domain/csv.h"
 #include "model/columns.h"
 #include "model/model.h"
@@ -66,7 +67,12 @@ class SchemaParser {
     for (auto&& [key, value] : t) {
       if (allowed.contains(key.str())) continue;
       std::vector<std::string> names(allowed.begin(), allowed.end());
-      fail(&value, fmt::format("{}unknown key '{}' (allowed: {})", context, key.str(), fmt::join(names, ", ")));
+      // TOML puts a key written after a [[features]] table into that table.
+      const char* hint = key.str() == "constraints" && context.starts_with("features[")
+                             ? ": write a [constraints] table with 'rules' after the features, or constraints = [...] "
+                               "before the first [[features]]"
+                             : "";
+      fail(&value, fmt::format("{}unknown key '{}' (allowed: {}){}", context, key.str(), fmt::join(names, ", "), hint));
     }
   }
 
@@ -230,7 +236,10 @@ class SchemaParser {
     } catch (const toml::parse_error& e) {
       throw InputError(source_, where(e.source()), fmt::format("TOML syntax error: {}", e.description()));
     }
-    check_keys(root, {"name", "description", "label", "label_classes", "protected", "ignore", "features", "boxes"}, "");
+    check_keys(
+        root,
+        {"name", "description", "label", "label_classes", "protected", "ignore", "features", "boxes", "constraints"},
+        "");
     s.source_ = source_;
     if (const toml::node* n = root.get("name")) {
       s.name_ = string_of(*n, "'name'");
@@ -293,6 +302,27 @@ class SchemaParser {
       }
     }
     if (const toml::node* n = root.get("boxes")) boxes(*n, s);
+    if (const toml::node* n = root.get("constraints")) constraints(*n, s);
+  }
+
+  // `constraints = [...]` before the first [[features]], or a [constraints] table with `rules`
+  // anywhere after them (a plain key there would belong to the last feature).
+  void constraints(const toml::node& n, Schema& s) const {
+    const toml::node* list = &n;
+    if (const auto* t = n.as_table()) {
+      check_keys(*t, {"rules"}, "constraints: ");
+      list = t->get("rules");
+      if (list == nullptr) fail(&n, "[constraints] needs 'rules', an array of strings, one rule each");
+    }
+    const auto* arr = list->as_array();
+    if (arr == nullptr) fail(list, "'constraints' must be an array of strings, one rule each");
+    for (const toml::node& e : *arr) {
+      const auto* text = e.as_string();
+      if (text == nullptr) fail(&e, "'constraints': every rule is a string");
+      parse_constraint(text->get(), s, source_, where(e.source()), s.constraints_);
+    }
+    if (const std::string cycle = s.constraints_.order_derived(); !cycle.empty())
+      fail(&n, fmt::format("derived features form a cycle (through '{}')", cycle));
   }
 
   void boxes(const toml::node& n, Schema& s) const {

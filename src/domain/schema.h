@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "domain/constraints.h"
 #include "model/raw_column.h"
 
 namespace witness {
@@ -111,6 +112,8 @@ class Schema {
   [[nodiscard]] std::string try_parse_value(int feature, std::string_view text, double& value) const;
 
   [[nodiscard]] bool contains(const Eigen::Ref<const Eigen::VectorXd>& raw) const;
+  // Derived features and validity rules (`constraints` in the file): who can exist.
+  [[nodiscard]] const Constraints& constraints() const { return constraints_; }
   // Number of points: the product of the integral features' value counts; +infinity when a Real
   // feature has min < max.
   [[nodiscard]] long double domain_size() const;
@@ -128,6 +131,7 @@ class Schema {
   std::vector<std::string> protected_;
   std::map<std::string, std::vector<std::pair<int, std::pair<double, double>>>, std::less<>> boxes_;
   std::string active_box_;
+  Constraints constraints_;
   int model_width_ = 0;
   std::map<std::string, int, std::less<>> index_;
   std::vector<std::map<std::string, int, std::less<>>> codes_;  // per feature: label -> code
