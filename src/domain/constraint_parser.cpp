@@ -68,8 +68,14 @@ class RuleParser {
         char* end = nullptr;
         (void)std::strtod(begin, &end);
         t.kind = Token::Kind::Number;
-        t.text.assign(begin, static_cast<std::size_t>(end - begin));
-        i += t.text.size();
+        std::size_t j = i + static_cast<std::size_t>(end - begin);
+        // A label that starts with digits (10th, 1st-4th) is a name.
+        if (j < s.size() && (std::isalpha(static_cast<unsigned char>(s[j])) != 0 || s[j] == '_')) {
+          t.kind = Token::Kind::Name;
+          while (j < s.size() && (name_char(s[j]) || (s[j] == '-' && j + 1 < s.size() && name_char(s[j + 1])))) ++j;
+        }
+        t.text = s.substr(i, j - i);
+        i = j;
       } else if (c == '"' || c == '\'' || c == '`') {
         const std::size_t close = s.find(c, i + 1);
         if (close == std::string::npos) fail(fmt::format("unclosed {}", c), i + 1);

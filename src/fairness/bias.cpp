@@ -26,14 +26,15 @@ std::uint64_t mix(std::uint64_t x) {
 }
 
 struct ChunkResult {
-  long long samples = 0;  // 0: not run (stopped before it)
+  long long drawn = 0;    // 0: not run (stopped before it)
+  long long samples = 0;  // those drawn that satisfy the schema's constraints (all, without any)
   long long discriminatory = 0;
   long long first = -1;  // index within the chunk of the first discriminatory pair
   Eigen::VectorXd x, x_prime;
 };
 
 ChunkResult run_chunk(const Schema& schema, const std::vector<int>& prot, const BiasOptions& options, long long chunk,
-                      long long count, Evaluator<double>& ev) {
+                      Eigen::Index count, Evaluator<double>& ev) {
   Sampler sampler(schema, mix(options.seed ^ mix(static_cast<std::uint64_t>(chunk))));
   Eigen::MatrixXd raw(schema.size(), count);
   if (options.rows != nullptr) {
@@ -44,10 +45,28 @@ ChunkResult run_chunk(const Schema& schema, const std::vector<int>& prot, const 
   }
   Eigen::MatrixXd raw_prime = raw;
   for (Eigen::Index j = 0; j < count; ++j) sampler.change_protected(raw_prime.col(j), prot);
+  ChunkResult r;
+  r.drawn = count;
+  if (const Constraints& cs = schema.constraints(); !cs.empty()) {
+    // Only people who can exist, with a twin who can: derived features follow their sources (a
+    // proxy of the protected attribute follows it in the twin), and the rest is rejected.
+    Eigen::Index kept = 0;
+    for (Eigen::Index j = 0; j < count; ++j) {
+      if (options.rows == nullptr) cs.derive(raw.col(j));
+      cs.derive(raw_prime.col(j));
+      if (!cs.satisfied(raw.col(j)) || !cs.satisfied(raw_prime.col(j))) continue;
+      raw.col(kept) = raw.col(j);
+      raw_prime.col(kept) = raw_prime.col(j);
+      ++kept;
+    }
+    raw.conservativeResize(Eigen::NoChange, kept);
+    raw_prime.conservativeResize(Eigen::NoChange, kept);
+    count = kept;
+  }
+  r.samples = count;
   std::vector<int> a, b;
   ev.labels(schema.to_model_columns(raw), a);
   ev.labels(schema.to_model_columns(raw_prime), b);
-  ChunkResult r;
   for (Eigen::Index j = 0; j < count; ++j) {
     if (a[static_cast<std::size_t>(j)] == b[static_cast<std::size_t>(j)]) continue;
     if (r.discriminatory++ == 0) {
@@ -105,7 +124,6 @@ BiasEstimate estimate_bias(const Model& model, const Schema& schema, const std::
     const auto first = static_cast<long long>(c);
     const long long count = std::min(chunk, options.samples - first * chunk);
     results[c] = run_chunk(schema, protected_features, options, first, count, *ev);
-    results[c].samples = count;
   });
 
   BiasEstimate est;
@@ -113,6 +131,7 @@ BiasEstimate estimate_bias(const Model& model, const Schema& schema, const std::
   for (const ChunkResult& r : results) {  // in chunk order, so the example does not depend on threads
     if (r.first >= 0 && !est.example) est.example = std::make_pair(r.x, r.x_prime);
     est.samples += r.samples;  // the chunks that ran: each a sample of its own, unbiased by the stop
+    est.drawn += r.drawn;
     est.discriminatory += r.discriminatory;
   }
   for (const auto& ev : evaluators) est.nan_labels += ev ? ev->nan_labels() : 0;

@@ -36,6 +36,9 @@ struct BiasOptions {
 };
 
 struct BiasEstimate {
+  // Pairs drawn, and those kept: with schema constraints, a pair whose input or twin cannot exist
+  // is rejected, and the estimate is over the valid pairs (samples / drawn is the acceptance).
+  long long drawn = 0;
   long long samples = 0;
   long long discriminatory = 0;  // inputs whose label changed
   double rate = 0.0;

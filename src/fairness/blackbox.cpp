@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <unordered_set>
 
 #include "core/error.h"
 #include "domain/kmeans.h"
@@ -50,7 +51,7 @@ TestLedger::TestLedger(LabelOracle& oracle, const Schema& schema, const TestOpti
       options_(options),
       env_(env),
       result_(result),
-      is_protected_(schema.feature_mask(options.protected_features)),
+      is_protected_(proxy_mask(schema, options.protected_features)),
       combos_(protected_combinations(schema, options.protected_features)),
       rng_(env.seed()),
       seen_(1024, KeyHash{this}, KeyEqual{this}),
@@ -116,18 +117,33 @@ bool TestLedger::done() {
   return !result_.stopped.empty();
 }
 
-void TestLedger::test(const Eigen::MatrixXd& raw, const std::vector<int>& phases, std::vector<std::int8_t>& verdict,
-                      std::vector<bool>* fresh) {
+void TestLedger::test(const Eigen::MatrixXd& proposed, const std::vector<int>& phases,
+                      std::vector<std::int8_t>& verdict, std::vector<bool>* fresh) {
+  const Constraints& constraints = schema_.constraints();
+  // Derived features follow their sources; a proposal that still breaks a rule is not a person.
+  Eigen::MatrixXd derived;
+  if (!constraints.empty()) {
+    derived = proposed;
+    for (Eigen::Index j = 0; j < derived.cols(); ++j) constraints.derive(derived.col(j));
+  }
+  const Eigen::MatrixXd& raw = constraints.empty() ? proposed : derived;
   const Eigen::Index n = raw.cols();
   verdict.assign(static_cast<std::size_t>(n), kUntested);
   if (fresh != nullptr) fresh->assign(static_cast<std::size_t>(n), false);
   std::vector<std::int64_t> id(static_cast<std::size_t>(n), -1);
+  std::vector<bool> invalid(static_cast<std::size_t>(n), false);
   std::vector<Eigen::Index> tests;  // columns that count as new tests
   const std::size_t width = free_features_.size();
   std::int64_t room = remaining();
   for (Eigen::Index j = 0; j < n; ++j) {
     if (!schema_.contains(raw.col(j)))
       throw InternalError(fmt::format("black-box test input out of the domain: {}", schema_.display_row(raw.col(j))));
+    if (!constraints.empty() && !constraints.satisfied(raw.col(j))) {
+      invalid[static_cast<std::size_t>(j)] = true;
+      ++result_.invalid;
+      ++stale_;
+      continue;
+    }
     const auto next = static_cast<std::int64_t>(known_.size());
     for (int f : free_features_) keys_.push_back(raw(f, j));
     auto it = seen_.find(next);
@@ -155,6 +171,7 @@ void TestLedger::test(const Eigen::MatrixXd& raw, const std::vector<int>& phases
     const auto nc = static_cast<Eigen::Index>(one_pair_ ? 2 : combos_.size());
     Eigen::MatrixXd eval(raw.rows(), static_cast<Eigen::Index>(tests.size()) * nc);
     std::vector<std::size_t> own(tests.size());
+    std::unordered_set<Eigen::Index> no_twin;  // columns of eval that break a constraint
     for (std::size_t t = 0; t < tests.size(); ++t) {
       const Eigen::Index j = tests[t];
       own[t] = combination_of(raw.col(j));
@@ -169,6 +186,11 @@ void TestLedger::test(const Eigen::MatrixXd& raw, const std::vector<int>& phases
         col = raw.col(j);
         for (std::size_t k = 0; k < options_.protected_features.size(); ++k)
           col(options_.protected_features[k]) = combos_[combo](static_cast<Eigen::Index>(k));
+        // The twin's proxies follow its protected values; a twin who cannot exist is no comparison.
+        if (!constraints.empty()) {
+          constraints.derive(col);
+          if (!constraints.satisfied(col)) no_twin.insert(static_cast<Eigen::Index>(t) * nc + c);
+        }
       }
     }
     std::vector<int> labels;
@@ -184,7 +206,7 @@ void TestLedger::test(const Eigen::MatrixXd& raw, const std::vector<int>& phases
       std::int8_t v = 0;
       for (Eigen::Index c = base; c < base + nc && v == 0; ++c) {
         const int l = labels[static_cast<std::size_t>(c)];
-        if (l != label_x) report(eval, self, c, label_x, l, phase, v);
+        if (l != label_x && !no_twin.contains(c)) report(eval, self, c, label_x, l, phase, v);
       }
       known_[static_cast<std::size_t>(id[static_cast<std::size_t>(tests[t])])] = v;
       ++result_.generated;
@@ -198,6 +220,7 @@ void TestLedger::test(const Eigen::MatrixXd& raw, const std::vector<int>& phases
   for (Eigen::Index j = 0; j < n; ++j) {
     const std::int64_t k = id[static_cast<std::size_t>(j)];
     if (k >= 0) verdict[static_cast<std::size_t>(j)] = known_[static_cast<std::size_t>(k)];
+    if (invalid[static_cast<std::size_t>(j)]) verdict[static_cast<std::size_t>(j)] = 0;  // no one to test
   }
   progress();
 }

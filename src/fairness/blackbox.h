@@ -83,6 +83,7 @@ struct TestResult {
   std::int64_t queries = 0;     // rows the oracle labelled (tests, protected variants, explanations)
   std::int64_t duplicates = 0;  // generated inputs dropped as already tested
   std::int64_t rejected = 0;    // label changes that did not replay on the model (then not counted)
+  std::int64_t invalid = 0;     // proposed inputs that broke a schema constraint (not tests)
   std::string stopped;          // "budget", "time limit", "exhausted" (the method ran out of inputs)
   double seconds = 0;
 };

@@ -271,7 +271,7 @@ FairnessResult dual_search(const Model& model, const Schema& schema, const Conco
   const std::vector<bool> all(static_cast<std::size_t>(schema.model_width()), true);
   const std::vector<bool> prot = schema.input_mask(options.protected_features);
   const DomainEncoding enc = encode_domain(*solver, schema, all, x0);
-  const DomainEncoding enc_prime = encode_domain(*solver, schema, prot, x0_prime);
+  const DomainEncoding enc_prime = encode_domain(*solver, schema, prot, x0_prime, &enc);
   std::vector<Term> terms = enc.model_inputs;
   for (int i : dual.protected_inputs) terms.push_back(enc_prime.model_inputs[static_cast<std::size_t>(i)]);
   std::vector<Constraint> differ;

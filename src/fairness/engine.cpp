@@ -17,6 +17,20 @@ FairnessProblem::FairnessProblem(const Model& model, const Schema& schema,
   if (names_.empty())
     throw InputError(schema.source(), "", "no protected attribute: give --protected or set `protected`");
   protected_ = schema.protected_indices(names_);
+  // A feature derived from a protected one (a proxy: age_cat of age) changes with it in the twin.
+  // The engines vary it as a protected feature (more twins than there are, so a proof stays
+  // sound), and replay sets it from its source before a witness is reported.
+  const std::vector<bool> proxies = proxy_mask(schema, protected_);
+  for (int f = 0; f < schema.size(); ++f) {
+    if (!proxies[static_cast<std::size_t>(f)] || std::find(protected_.begin(), protected_.end(), f) != protected_.end())
+      continue;
+    if (!schema.feature(f).integral())
+      throw InputError(schema.source(), "",
+                       fmt::format("'{}' is derived from a protected feature, so it changes with it, but it is "
+                                   "real-valued: make it integral or categorical",
+                                   schema.feature(f).name));
+    protected_.push_back(f);
+  }
 }
 
 const std::vector<EngineInfo>& fairness_engines() {

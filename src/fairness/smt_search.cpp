@@ -47,7 +47,7 @@ DualEncoding encode_dual(Solver& solver, const Model& model, const Schema& schem
   const std::vector<bool> is_prot = schema.input_mask(prot);
   DualEncoding d;
   d.enc = encode_domain(solver, schema, std::vector<bool>(width, true), zeros);
-  d.enc_prime = encode_domain(solver, schema, is_prot, zeros);
+  d.enc_prime = encode_domain(solver, schema, is_prot, zeros, &d.enc);
   std::vector<Term> x_prime = d.enc.model_inputs;
   for (std::size_t i = 0; i < width; ++i) {
     if (is_prot[i]) x_prime[i] = d.enc_prime.model_inputs[i];

@@ -38,7 +38,10 @@ class TestLedger {
   // column j's label changes with some other protected combination, 0 when not, kUntested when
   // the budget or time ran out first. A column whose non-protected part was tested before gets the
   // known verdict without counting again; fresh (if given) says which columns counted.
-  void test(const Eigen::MatrixXd& raw, const std::vector<int>& phases, std::vector<std::int8_t>& verdict,
+  // With schema constraints, derived features are set from their sources first; a column that
+  // still breaks a rule is no test (verdict 0, counted as `invalid`), and a protected combination
+  // whose twin breaks one is not compared.
+  void test(const Eigen::MatrixXd& proposed, const std::vector<int>& phases, std::vector<std::int8_t>& verdict,
             std::vector<bool>* fresh = nullptr);
   // All columns in one phase.
   void test(const Eigen::MatrixXd& raw, int phase, std::vector<std::int8_t>& verdict,

@@ -38,6 +38,15 @@ WitnessReplayer::WitnessReplayer(const Model& model, const Schema& schema, std::
 
 WitnessReplayer::~WitnessReplayer() = default;
 
+std::vector<bool> proxy_mask(const Schema& schema, const std::vector<int>& protected_features) {
+  std::vector<bool> mask = schema.feature_mask(protected_features);
+  // Derivations are ordered sources first: one pass reaches every feature derived, at any depth.
+  for (const DerivedFeature& d : schema.constraints().derived()) {
+    if (mask[static_cast<std::size_t>(d.source)]) mask[static_cast<std::size_t>(d.target)] = true;
+  }
+  return mask;
+}
+
 std::optional<WitnessPair> replay_witness(const Model& model, const Schema& schema,
                                           const std::vector<int>& protected_features, const Eigen::VectorXd& x,
                                           const Eigen::VectorXd& x_prime) {
@@ -53,7 +62,12 @@ std::optional<WitnessPair> WitnessReplayer::replay(const Eigen::VectorXd& x, con
   w.raw = schema.from_model(x);
   w.raw_prime = schema.from_model(x_prime);
   if (!schema.contains(w.raw) || !schema.contains(w.raw_prime)) return std::nullopt;
-  const std::vector<bool> is_protected = schema.feature_mask(protected_features);
+  // Derived features follow their sources (an engine that does not know them may leave them
+  // anywhere); a feature derived from a protected one is its proxy and changes with it.
+  const Constraints& constraints = schema.constraints();
+  constraints.derive(w.raw);
+  constraints.derive(w.raw_prime);
+  const std::vector<bool> is_protected = proxy_mask(schema, protected_features);
   bool protected_differs = false;
   for (int f = 0; f < schema.size(); ++f) {
     const bool same = w.raw[f] == w.raw_prime[f];
@@ -64,6 +78,8 @@ std::optional<WitnessPair> WitnessReplayer::replay(const Eigen::VectorXd& x, con
     }
   }
   if (!protected_differs) return std::nullopt;
+  // Both must be people who can exist.
+  if (!constraints.satisfied(w.raw) || !constraints.satisfied(w.raw_prime)) return std::nullopt;
   w.x = schema.to_model(w.raw);
   w.x_prime = schema.to_model(w.raw_prime);
   Eigen::MatrixXd both(w.x.size(), 2);

@@ -46,11 +46,16 @@ struct WitnessPair {
   bool float32_within_rounding = false;
 };
 
+// Per feature: protected, or derived from a protected feature (a proxy, which changes with it in
+// the twin: age_cat follows age).
+[[nodiscard]] std::vector<bool> proxy_mask(const Schema& schema, const std::vector<int>& protected_features);
+
 // Replays a candidate pair of model-input vectors on the original model. The raw rows are read
 // back with Schema::from_model and re-normalised, so the pair that is returned is exactly what a
-// user would feed. nullopt when the pair is out of the domain, differs outside the protected
-// features, has equal protected values, or its labels do not differ in double; float32_witness
-// tells whether float32 evaluation agrees.
+// user would feed. Derived features are set from their sources first (Constraints::derive).
+// nullopt when the pair is out of the domain, breaks a schema constraint, differs outside the
+// protected features (and their proxies), has equal protected values, or its labels do not differ in double;
+// float32_witness tells whether float32 evaluation agrees.
 std::optional<WitnessPair> replay_witness(const Model& model, const Schema& schema,
                                           const std::vector<int>& protected_features, const Eigen::VectorXd& x,
                                           const Eigen::VectorXd& x_prime);

@@ -19,6 +19,12 @@ std::string bias_text(const BiasRun& run) {
                      100.0 * b.rate, 100.0 * b.ci_low, 100.0 * b.ci_high);
   out << fmt::format("  {} of {} {} changed label when {} changed (seed {}, {:.2f} s)\n", b.discriminatory, b.samples,
                      source, joined, run.seed, run.seconds);
+  if (b.drawn > b.samples) {
+    out << fmt::format(
+        "  over people who can exist: {} of {} pairs drawn kept (acceptance {:.1f}%); the rest broke a constraint of "
+        "the schema\n",
+        b.samples, b.drawn, 100.0 * static_cast<double>(b.samples) / static_cast<double>(b.drawn));
+  }
   if (b.stopped) {
     out << fmt::format(
         "  stopped early (time limit, memory limit or cancel): the estimate is over the {} samples drawn\n", b.samples);
@@ -47,6 +53,7 @@ nlohmann::json bias_json(const BiasRun& run) {
                         {"bias_percent", 100.0 * b.rate},
                         {"ci95_percent", {100.0 * b.ci_low, 100.0 * b.ci_high}},
                         {"nan_labels", b.nan_labels},
+                        {"drawn", b.drawn},
                         {"stopped", b.stopped},
                         {"seconds", run.seconds}};
   doc["example"] = nullptr;

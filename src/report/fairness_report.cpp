@@ -224,6 +224,9 @@ std::string fairness_text(const FairnessRun& run) {
   const std::string phase = r.phase.empty() ? "" : " (" + r.phase + ")";
   if (r.share.measured) {
     write_shares(out, schema, names, run.problem.protected_features(), r);
+    if (!schema.constraints().empty())
+      out << "  note: the shares count every point of the box; the schema's constraints are not applied to them "
+             "(witnesses are)\n";
     // A witness verdict says nothing of why the shares stop short; the reason does.
     if (r.verdict == Verdict::Witness && !r.exhaustive && !r.reason.empty())
       out << fmt::format("  stopped short: {}\n", r.reason);
@@ -282,7 +285,9 @@ nlohmann::json fairness_json(const FairnessRun& run) {
     doc["domain"] = {
         {"points", static_cast<double>(r.share.points)},
         {"exact", r.share.exact},
-        {"falsified_points", r.share.exact ? nlohmann::json(static_cast<double>(r.share.falsified_points)) : nullptr}};
+        {"falsified_points", r.share.exact ? nlohmann::json(static_cast<double>(r.share.falsified_points)) : nullptr},
+        // Every point of the box, valid or not: constraints are not yet applied to the shares.
+        {"constraints_applied", schema.constraints().empty()}};
     if (run.quantify) {
       doc["regions"] = regions_json(schema, run.problem.protected_features(), r.regions);
       doc["falsified_by_feature"] = marginals_json(schema, r.marginals);

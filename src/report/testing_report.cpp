@@ -46,6 +46,13 @@ std::string testing_text(const TestingRun& run) {
                      run.model != nullptr ? "model" : "program");
   if (r.rejected > 0)
     out << fmt::format("  {} label changes did not replay on the model and were dropped\n", r.rejected);
+  if (r.invalid > 0) {
+    const std::int64_t proposed = r.invalid + r.generated + r.duplicates;
+    out << fmt::format(
+        "  {} of {} proposed inputs broke a constraint of the schema and were not tested "
+        "(acceptance {:.1f}%)\n",
+        r.invalid, proposed, 100 * rate(proposed - r.invalid, proposed));
+  }
   if (!run.pairs.empty()) {
     const DiscriminatoryPair& example = run.pairs.front();
     out << fmt::format("  example: {} -> {}\n", schema.display_row(example.x), testing_label(run, example.label));
@@ -82,6 +89,7 @@ nlohmann::json testing_json(const TestingRun& run) {
                         {"queries", r.queries},
                         {"duplicates", r.duplicates},
                         {"rejected", r.rejected},
+                        {"invalid", r.invalid},
                         {"stopped", r.stopped},
                         {"pairs_csv", run.pairs_csv.empty() ? nullptr : nlohmann::json(run.pairs_csv)}};
   doc["example"] = run.pairs.empty() ? nlohmann::json(nullptr) : pair_json(run, run.pairs.front());

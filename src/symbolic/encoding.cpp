@@ -29,7 +29,7 @@ Term normalise(const Normalisation& n, const Term& raw) {
 }  // namespace
 
 DomainEncoding encode_domain(Solver& solver, const Schema& schema, const std::vector<bool>& symbolic_inputs,
-                             const Eigen::VectorXd& concrete) {
+                             const Eigen::VectorXd& concrete, const DomainEncoding* shared) {
   const int width = schema.model_width();
   if (static_cast<int>(symbolic_inputs.size()) != width || concrete.size() != width) {
     throw InputError(schema.source(), "",
@@ -87,7 +87,92 @@ DomainEncoding encode_domain(Solver& solver, const Schema& schema, const std::ve
     enc.raw_terms[ufi] = Term::var(v);
     enc.model_inputs[static_cast<std::size_t>(f.model_offset)] = normalise(f.norm, Term::var(v));
   }
+  if (!schema.constraints().empty()) {
+    // The features that are not symbolic here: the shared copy's terms, or their concrete values.
+    const Eigen::VectorXd raw = schema.from_model(concrete);
+    std::vector<Term> terms = enc.raw_terms;
+    for (int fi = 0; fi < schema.size(); ++fi) {
+      const auto ufi = static_cast<std::size_t>(fi);
+      if (enc.raw_vars[ufi] >= 0 || !enc.one_hot_vars[ufi].empty()) continue;
+      terms[ufi] = shared != nullptr ? shared->raw_terms[ufi] : Term(Rational::from_double(raw[fi]));
+    }
+    solver.assert_(encode_constraints(schema.constraints(), terms));
+  }
   return enc;
+}
+
+namespace {
+
+Constraint compare_with_zero(const Term& t, Comparison c) {
+  switch (c) {
+    case Comparison::Less: return lt(t, Term());
+    case Comparison::LessEqual: return le(t, Term());
+    case Comparison::Equal: return eq(t, Term());
+    case Comparison::NotEqual: return ne(t, Term());
+    case Comparison::GreaterEqual: return ge(t, Term());
+    case Comparison::Greater: return gt(t, Term());
+  }
+  return Constraint();
+}
+
+Constraint encode_formula(const Constraints& cs, const Formula& f, const std::vector<Term>& raw) {
+  const auto value = [](double v) { return Term(Rational::from_double(v)); };
+  std::vector<Constraint> parts;
+  switch (f.op) {
+    case Formula::Op::Linear: {
+      const LinearAtom& a = cs.linear_atoms()[static_cast<std::size_t>(f.atom)];
+      Term t = value(a.constant);
+      for (const auto& [feature, coefficient] : a.terms)
+        t += Rational::from_double(coefficient) * raw[static_cast<std::size_t>(feature)];
+      return compare_with_zero(t, a.comparison);
+    }
+    case Formula::Op::Set: {
+      const SetAtom& a = cs.set_atoms()[static_cast<std::size_t>(f.atom)];
+      for (const std::vector<double>& tuple : a.tuples) {
+        std::vector<Constraint> same;
+        for (std::size_t i = 0; i < tuple.size(); ++i)
+          same.push_back(eq(raw[static_cast<std::size_t>(a.features[i])], value(tuple[i])));
+        parts.push_back(conjunction(same));
+      }
+      const Constraint in = disjunction(parts);
+      return a.negated ? negation(in) : in;
+    }
+    case Formula::Op::Not: return negation(encode_formula(cs, f.children[0], raw));
+    case Formula::Op::And:
+    case Formula::Op::Or:
+      for (const Formula& c : f.children) parts.push_back(encode_formula(cs, c, raw));
+      return f.op == Formula::Op::And ? conjunction(parts) : disjunction(parts);
+    case Formula::Op::Implies:
+      return implies(encode_formula(cs, f.children[0], raw), encode_formula(cs, f.children[1], raw));
+  }
+  return Constraint();
+}
+
+}  // namespace
+
+Constraint encode_constraints(const Constraints& constraints, const std::vector<Term>& raw) {
+  const auto value = [](double v) { return Term(Rational::from_double(v)); };
+  std::vector<Constraint> all;
+  for (const DerivedFeature& d : constraints.derived()) {
+    const Term& source = raw[static_cast<std::size_t>(d.source)];
+    const Term& target = raw[static_cast<std::size_t>(d.target)];
+    std::vector<Constraint> cases;
+    if (d.kind == DerivedFeature::Kind::Bucket) {
+      // Bucket i: edges[i-1] <= source < edges[i], target = values[i].
+      for (std::size_t i = 0; i < d.values.size(); ++i) {
+        std::vector<Constraint> c;
+        if (i > 0) c.push_back(ge(source, value(d.edges[i - 1])));
+        if (i < d.edges.size()) c.push_back(lt(source, value(d.edges[i])));
+        c.push_back(eq(target, value(d.values[i])));
+        cases.push_back(conjunction(c));
+      }
+    } else {
+      for (const auto& [s, t] : d.table) cases.push_back(conjunction({eq(source, value(s)), eq(target, value(t))}));
+    }
+    all.push_back(disjunction(cases));
+  }
+  for (const ValidityRule& r : constraints.rules()) all.push_back(encode_formula(constraints, r.formula, raw));
+  return conjunction(all);
 }
 
 Eigen::VectorXd model_input_from_solver(const Solver& solver, const DomainEncoding& enc,

@@ -38,11 +38,17 @@ struct DomainEncoding {
   std::vector<bool> feature_one_hot;
 };
 
-// Creates the variables and asserts their domain constraints in the solver's current scope.
+// The schema's constraints (derived features, validity rules) over per-feature raw value terms.
+Constraint encode_constraints(const Constraints& constraints, const std::vector<Term>& raw);
+
+// Creates the variables and asserts their domain constraints in the solver's current scope, and
+// the schema's constraints (docs/schema.md) over the raw values. A feature that is not symbolic
+// enters them as `shared`'s term (the twin of a dual encoding shares the first copy's features),
+// or without `shared` as its concrete value.
 // symbolic_inputs and concrete have one entry per model input. A one-hot feature must have all or
 // none of its inputs symbolic (InputError otherwise).
 DomainEncoding encode_domain(Solver& solver, const Schema& schema, const std::vector<bool>& symbolic_inputs,
-                             const Eigen::VectorXd& concrete);
+                             const Eigen::VectorXd& concrete, const DomainEncoding* shared = nullptr);
 
 // After a Sat check: the model input vector of the solver's model. Symbolic features are read as
 // exact raw values, then normalised in double with the schema's own formula, so the result is
