@@ -136,13 +136,21 @@ class RuleParser {
   int feature() {
     const Token& t = next();
     if (t.kind != Token::Kind::Name) fail(fmt::format("expected a feature name but found {}", describe(t)), t.column);
-    try {
-      return schema_.feature_index(t.text);
-    } catch (const InputError& e) {
-      fail(fmt::format("{}{}", e.what(),
-                       t.text.find('-') != std::string::npos ? " (a minus between names needs spaces around it)" : ""),
-           t.column);
+    if (const int f = index_of(t.text); f >= 0) return f;
+    std::string known;
+    for (const Feature& f : schema_.features()) known += (known.empty() ? "" : ", ") + f.name;
+    // "age-education-num": a subtraction written without spaces reads as one name.
+    const std::size_t dash = t.text.find('-');
+    const bool subtraction = dash != std::string::npos && index_of(t.text.substr(0, dash)) >= 0;
+    fail(fmt::format("unknown feature '{}' (known: {}){}", t.text, known,
+                     subtraction ? "; a minus between names needs spaces around it" : ""),
+         t.column);
+  }
+  [[nodiscard]] int index_of(const std::string& name) const {
+    for (int f = 0; f < schema_.size(); ++f) {
+      if (schema_.feature(f).name == name) return f;
     }
+    return -1;
   }
   double value_of(int f) {
     const Token& t = next();
@@ -345,12 +353,7 @@ class RuleParser {
     }
     // "category == value" / "category != value"
     if (peek().kind == Token::Kind::Name && (peek(1).text == "==" || peek(1).text == "!=")) {
-      int f = -1;
-      try {
-        f = schema_.feature_index(peek().text);
-      } catch (const InputError&) {
-        f = -1;  // not a feature: the arithmetic below says so
-      }
+      const int f = index_of(peek().text);  // not a feature: the arithmetic below says so
       if (f >= 0 && !numeric(f)) {
         next();
         const bool equal = next().text == "==";
