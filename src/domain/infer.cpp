@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "domain/csv.h"
+#include "domain/dependencies.h"
 #include "model/columns.h"
 #include "model/model.h"
 
@@ -343,6 +344,16 @@ std::string model_schema(const Table& t, const std::optional<std::string>& label
   return out;
 }
 
+// The dependencies the data shows, commented out: the data cannot tell design from chance.
+std::string constraint_lines(const std::vector<ProposedRule>& rules) {
+  if (rules.empty()) return {};
+  std::string out =
+      "\n# Every row of the data satisfies these rules (docs/schema.md, Constraints). Keep the ones that hold\n"
+      "# by design, not by chance of the sample, by removing their '#':\n# [constraints]\n# rules = [\n";
+  for (const ProposedRule& r : rules) out += fmt::format("#   '{}',{}\n", r.text, r.one_to_one ? "  # one-to-one" : "");
+  return out + "# ]\n";
+}
+
 std::string data_schema(const Table& t, const std::optional<std::string>& label) {
   const std::optional<std::size_t> label_col = label_column(t, label, {});
   if (t.cols.size() == (label_col ? 1U : 0U)) {
@@ -368,6 +379,11 @@ std::string data_schema(const Table& t, const std::optional<std::string>& label)
       out += number_lines(col);
     }
   }
+  std::vector<DataColumn> features;
+  for (std::size_t c = 0; c < t.cols.size(); ++c) {
+    if (!label_col || c != *label_col) features.push_back({t.cols[c].name, t.cols[c].numeric, &t.cols[c].values});
+  }
+  out += constraint_lines(dependency_rules(features));
   return out;
 }
 
