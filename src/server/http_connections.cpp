@@ -82,12 +82,13 @@ namespace {
 
 // One direction of a request: when it began and how many bytes went, which set its deadline.
 struct Pace {
+  ConnectionPace rule;
   Clock::time_point start = Clock::now();
   std::size_t bytes = 0;
 
   // Milliseconds a wait may take: the per-call timeout, or what the pace leaves if less (<= 0: none).
   [[nodiscard]] int wait_ms(double timeout_seconds) const {
-    const double allowed = kGraceSeconds + static_cast<double>(bytes) / kMinBytesPerSecond;
+    const double allowed = rule.grace_seconds + static_cast<double>(bytes) / rule.min_bytes_per_second;
     const double left = allowed - std::chrono::duration<double>(Clock::now() - start).count();
     return static_cast<int>(1000 * std::min(timeout_seconds, left));
   }
@@ -122,17 +123,24 @@ void address_of(int sock, bool peer, std::string& ip, int& port) {
 // request head is read byte by byte).
 class PacedSocketStream final : public httplib::Stream {
  public:
-  PacedSocketStream(int sock, double read_timeout, double write_timeout)
-      : sock_(sock), read_timeout_(read_timeout), write_timeout_(write_timeout) {}
+  PacedSocketStream(int sock, ConnectionPace pace, double read_timeout, double write_timeout)
+      : sock_(sock), pace_(pace), read_timeout_(read_timeout), write_timeout_(write_timeout) {}
 
   void begin_request(Clock::time_point start) {
-    read_ = Pace{.start = start};
-    written_ = Pace{.start = start};
+    read_ = Pace{.rule = pace_, .start = start};
+    writing_ = false;
   }
   [[nodiscard]] bool has_buffered() const { return begin_ < end_; }
 
   bool is_readable() const override { return has_buffered() || wait_for(sock_, POLLIN, read_.wait_ms(read_timeout_)); }
-  bool is_writable() const override { return wait_for(sock_, POLLOUT, written_.wait_ms(write_timeout_)); }
+  // The answer's pace counts from its first byte: a handler may take long (loading a model) before.
+  bool is_writable() const override {
+    if (!writing_) {
+      written_ = Pace{.rule = pace_};
+      writing_ = true;
+    }
+    return wait_for(sock_, POLLOUT, written_.wait_ms(write_timeout_));
+  }
 
   ssize_t read(char* ptr, size_t size) override {
     if (!has_buffered()) {
@@ -179,8 +187,11 @@ class PacedSocketStream final : public httplib::Stream {
   }
 
   int sock_;
+  ConnectionPace pace_;
   double read_timeout_, write_timeout_;
-  Pace read_, written_;
+  Pace read_;
+  mutable Pace written_;  // started by the first is_writable() of a request
+  mutable bool writing_ = false;
   std::array<char, 4096> buffer_{};
   std::size_t begin_ = 0, end_ = 0;
 };
@@ -197,7 +208,8 @@ void WorkbenchHttpServer::set_listen_backlog(int backlog) {
 // cpp-httplib's own loop (keep-alive up to a count, each request through process_request) with the
 // paced stream; between requests it waits at most the keep-alive timeout, and stops with the server.
 bool WorkbenchHttpServer::process_and_close_socket(socket_t sock) {
-  PacedSocketStream stream(sock, static_cast<double>(read_timeout_sec_) + static_cast<double>(read_timeout_usec_) / 1e6,
+  PacedSocketStream stream(sock, pace_,
+                           static_cast<double>(read_timeout_sec_) + static_cast<double>(read_timeout_usec_) / 1e6,
                            static_cast<double>(write_timeout_sec_) + static_cast<double>(write_timeout_usec_) / 1e6);
   const auto next_request = [&] {
     const Clock::time_point until = Clock::now() + std::chrono::seconds(keep_alive_timeout_sec_);

@@ -58,10 +58,14 @@ class ConnectionPool : public httplib::TaskQueue {
   bool stopping_ = false;
 };
 
-// A request must arrive, and its answer leave, at a pace: within kGraceSeconds plus one second per
-// kMinBytesPerSecond of it. A 16 MB upload may take 17 minutes; a slowloris head is cut after 10 s.
-constexpr double kGraceSeconds = 10;
-constexpr double kMinBytesPerSecond = 16 * 1024;
+// A request must arrive (counted from when its connection was accepted, or its first byte on a
+// kept-alive connection), and its answer leave (counted from the answer's first byte), at a pace:
+// within grace_seconds plus one second per min_bytes_per_second of it. A 16 MB upload may take 17
+// minutes; a slowloris head is cut after 10 s.
+struct ConnectionPace {
+  double grace_seconds = 10;
+  double min_bytes_per_second = 16 * 1024;
+};
 
 // cpp-httplib's server with its listening socket reachable (its compiled-in backlog of 5 is raised
 // after binding, so that a burst of clients waits in the kernel instead of being refused) and its
@@ -69,9 +73,11 @@ constexpr double kMinBytesPerSecond = 16 * 1024;
 class WorkbenchHttpServer : public httplib::Server {
  public:
   void set_listen_backlog(int backlog);
+  void set_pace(ConnectionPace pace) { pace_ = pace; }  // before listening
 
  private:
   bool process_and_close_socket(socket_t sock) override;
+  ConnectionPace pace_;
 };
 
 }  // namespace witness
