@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <set>
 
@@ -170,8 +171,15 @@ class RuleParser {
     const bool minus = accept("-");
     const Token& t = next();
     if (t.kind != Token::Kind::Number) fail(fmt::format("expected a number but found {}", describe(t)), t.column);
-    const double v = std::strtod(t.text.c_str(), nullptr);
+    const double v = finite(t);
     return minus ? -v : v;
+  }
+  // A number token's value; 1e999 and the like are refused rather than read as infinite.
+  double finite(const Token& t) const {
+    const double v = std::strtod(t.text.c_str(), nullptr);
+    if (!std::isfinite(v) || std::abs(v) > 1e15)
+      fail(fmt::format("the number {} is too large (at most 1e15 in magnitude)", t.text), t.column);
+    return v;
   }
   bool numeric(int f) const { return schema_.feature(f).kind != FeatureKind::Categorical; }
 
@@ -399,7 +407,7 @@ class RuleParser {
     for (;;) {
       double coefficient = sign;
       const bool has_number = peek().kind == Token::Kind::Number;
-      if (has_number) coefficient *= std::strtod(next().text.c_str(), nullptr);
+      if (has_number) coefficient *= finite(next());
       if (has_number) (void)accept("*");
       if (peek().kind == Token::Kind::Name || !has_number) {
         const std::size_t column = peek().column;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <set>
 #include <unordered_set>
 
 #include "core/error.h"
@@ -63,6 +64,11 @@ TestLedger::TestLedger(LabelOracle& oracle, const Schema& schema, const TestOpti
     const Feature& feat = schema.feature(f);
     free_points_ *= feat.integral() ? (feat.max - feat.min + 1) : (feat.max > feat.min ? HUGE_VALL : 1.0L);
   }
+  // With constraints only the valid non-protected parts can be tested: counted where the domain is
+  // small, so that a method that has tested them all stops at once.
+  if (!schema.constraints().empty()) {
+    if (const long double valid = valid_free_points(); valid >= 0) free_points_ = valid;
+  }
   double stride = 1;
   strides_.assign(options.protected_features.size(), 0);
   for (std::size_t k = options.protected_features.size(); k-- > 0;) {
@@ -70,6 +76,41 @@ TestLedger::TestLedger(LabelOracle& oracle, const Schema& schema, const TestOpti
     const Feature& feat = schema.feature(options.protected_features[k]);
     stride *= feat.max - feat.min + 1;
   }
+}
+
+long double TestLedger::valid_free_points() const {
+  constexpr long double kMaxPoints = 1 << 18;  // about 0.1 s
+  const Constraints& constraints = schema_.constraints();
+  std::vector<int> dims;  // the features to enumerate: derived ones follow their sources
+  long double points = 1;
+  for (int f = 0; f < schema_.size(); ++f) {
+    const Feature& feat = schema_.feature(f);
+    if (constraints.derivation_of(f) != nullptr) continue;
+    if (!feat.integral() && feat.max > feat.min) return -1;
+    points *= feat.max - feat.min + 1;
+    dims.push_back(f);
+  }
+  if (points > kMaxPoints) return -1;
+  Eigen::VectorXd cur(schema_.size()), raw(schema_.size());
+  for (int f = 0; f < schema_.size(); ++f) cur(f) = schema_.feature(f).min;
+  std::set<std::vector<double>> parts;
+  for (auto n = static_cast<std::int64_t>(points); n-- > 0;) {
+    raw = cur;
+    constraints.derive(raw);
+    if (constraints.satisfied(raw)) {
+      std::vector<double> part;
+      for (int f : free_features_) part.push_back(raw(f));
+      parts.insert(std::move(part));
+    }
+    for (int f : dims) {  // mixed-radix increment
+      if (cur(f) < schema_.feature(f).max) {
+        cur(f) += 1;
+        break;
+      }
+      cur(f) = schema_.feature(f).min;
+    }
+  }
+  return static_cast<long double>(parts.size());
 }
 
 std::size_t TestLedger::combination_of(const Eigen::Ref<const Eigen::VectorXd>& raw) const {

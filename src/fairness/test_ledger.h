@@ -85,6 +85,8 @@ class TestLedger {
     bool operator()(std::int64_t a, std::int64_t b) const;
   };
   [[nodiscard]] const double* key(std::int64_t id) const;
+  // How many non-protected parts some valid individual has; -1 when the domain is too large to count.
+  [[nodiscard]] long double valid_free_points() const;
   void report(const Eigen::MatrixXd& eval, Eigen::Index row_x, Eigen::Index row_other, int label_x, int label_other,
               int phase, std::int8_t& verdict);
   void progress();

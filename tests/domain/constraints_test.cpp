@@ -197,6 +197,10 @@ TEST(Constraints, BadRulesAreRefusedWithTheFileAndLine) {
   expect_schema_error("'" + std::string(100, '(') + "age <= 3" + std::string(100, ')') + "'", "nested more than");
   expect_schema_error("'age <= 3 -> '", "expected a feature name");
   expect_schema_error("'age ~ 3'", "unexpected character '~'");
+  expect_schema_error("'age <= 1e999'", "too large");
+  expect_schema_error("'1e999 * age <= 3'", "too large");
+  expect_schema_error("'age_cat = bucket(age, [1e999, 2e999], [\"Less than 25\", \"25 - 45\", \"Greater than 45\"])'",
+                      "too large");
 }
 
 }  // namespace
