@@ -181,6 +181,8 @@ class RuleParser {
       fail(fmt::format("the number {} is too large (at most 1e15 in magnitude)", t.text), t.column);
     return v;
   }
+  // `a <= 3 and b >= 2`: the word after a number ends the sum, it is no implicit product.
+  static bool keyword(const Token& t) { return t.text == "and" || t.text == "or" || t.text == "not" || t.text == "in"; }
   bool numeric(int f) const { return schema_.feature(f).kind != FeatureKind::Categorical; }
 
   // --- derived features ---
@@ -409,7 +411,7 @@ class RuleParser {
       const bool has_number = peek().kind == Token::Kind::Number;
       if (has_number) coefficient *= finite(next());
       if (has_number) (void)accept("*");
-      if (peek().kind == Token::Kind::Name || !has_number) {
+      if ((peek().kind == Token::Kind::Name && !keyword(peek())) || !has_number) {
         const std::size_t column = peek().column;
         const int f = feature();
         if (!numeric(f))

@@ -62,6 +62,50 @@ bool DerivedFeature::apply(double source_value, double& target_value) const {
   return true;
 }
 
+std::set<double> DerivedFeature::reached(double source_lo, double source_hi, bool* every_source_maps) const {
+  std::set<double> out;
+  if (every_source_maps != nullptr) *every_source_maps = true;
+  if (kind == Kind::Bucket) {
+    double v = 0;
+    (void)apply(source_lo, v);
+    out.insert(v);
+    for (const double e : edges) {
+      if (source_lo < e && e <= source_hi) {
+        (void)apply(e, v);
+        out.insert(v);
+      }
+    }
+    return out;
+  }
+  long double keys = 0;
+  for (const auto& [s, v] : table) {
+    if (source_lo <= s && s <= source_hi) {
+      out.insert(v);
+      keys += 1;
+    }
+  }
+  if (every_source_maps != nullptr) *every_source_maps = keys == std::floor(source_hi) - std::ceil(source_lo) + 1;
+  return out;
+}
+
+bool Constraints::narrow(Eigen::Ref<Eigen::VectorXd> lo, Eigen::Ref<Eigen::VectorXd> hi,
+                         const std::vector<bool>& skip) const {
+  for (const DerivedFeature& d : derived_) {  // sources first: a narrowed source narrows its targets
+    const auto t = static_cast<std::size_t>(d.target), s = static_cast<std::size_t>(d.source);
+    if (skip[t] || skip[s]) continue;
+    double a = std::numeric_limits<double>::infinity(), b = -a;
+    for (const double v : d.reached(lo[d.source], hi[d.source], nullptr)) {
+      if (v < lo[d.target] || v > hi[d.target]) continue;
+      a = std::min(a, v);
+      b = std::max(b, v);
+    }
+    if (a > b) return false;
+    lo[d.target] = a;
+    hi[d.target] = b;
+  }
+  return true;
+}
+
 const DerivedFeature* Constraints::derivation_of(int feature) const {
   for (const DerivedFeature& d : derived_) {
     if (d.target == feature) return &d;
@@ -213,28 +257,8 @@ Truth Constraints::over_box(const Eigen::Ref<const Eigen::VectorXd>& lo,
   for (const DerivedFeature& d : derived_) {
     // The target values the sources in the box lead to: none in the target's range means no valid
     // point; exactly the target's one value from every source value means all are valid.
-    std::set<double> reached;
     bool every_source_maps = true;
-    if (d.kind == DerivedFeature::Kind::Bucket) {
-      double v = 0;
-      (void)d.apply(lo[d.source], v);
-      reached.insert(v);
-      for (const double e : d.edges) {
-        if (lo[d.source] < e && e <= hi[d.source]) {
-          (void)d.apply(e, v);
-          reached.insert(v);
-        }
-      }
-    } else {
-      long double keys = 0;
-      for (const auto& [s, v] : d.table) {
-        if (lo[d.source] <= s && s <= hi[d.source]) {
-          reached.insert(v);
-          keys += 1;
-        }
-      }
-      every_source_maps = keys == std::floor(hi[d.source]) - std::ceil(lo[d.source]) + 1;
-    }
+    const std::set<double> reached = d.reached(lo[d.source], hi[d.source], &every_source_maps);
     const double tlo = lo[d.target], thi = hi[d.target];
     const bool any = std::any_of(reached.begin(), reached.end(), [&](double v) { return tlo <= v && v <= thi; });
     if (!any) return Truth::Never;

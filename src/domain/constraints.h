@@ -13,6 +13,7 @@
 
 #include <Eigen/Dense>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,9 @@ struct DerivedFeature {
 
   // The target value for a source value; false when the map has none.
   [[nodiscard]] bool apply(double source_value, double& target_value) const;
+  // The target values of the source values in [source_lo, source_hi]; *every_source_maps says
+  // whether each of those source values has one (always, for a bucket).
+  [[nodiscard]] std::set<double> reached(double source_lo, double source_hi, bool* every_source_maps) const;
 };
 
 struct ValidityRule {
@@ -84,6 +88,11 @@ class Constraints {
   [[nodiscard]] bool satisfied(const Eigen::Ref<const Eigen::VectorXd>& raw) const;
   // The text of the first derivation or rule the row breaks; "" when it satisfies all.
   [[nodiscard]] std::string first_violation(const Eigen::Ref<const Eigen::VectorXd>& raw) const;
+  // Narrows each derived feature's range in the box lo..hi to the values that its source's range
+  // reaches (derivations from or to a feature marked in `skip` are left alone); false when some
+  // target reaches none of its range (the box holds no valid point).
+  [[nodiscard]] bool narrow(Eigen::Ref<Eigen::VectorXd> lo, Eigen::Ref<Eigen::VectorXd> hi,
+                            const std::vector<bool>& skip) const;
   // Over every point of the box lo..hi (raw bounds per feature): all constraints.
   [[nodiscard]] Truth over_box(const Eigen::Ref<const Eigen::VectorXd>& lo,
                                const Eigen::Ref<const Eigen::VectorXd>& hi) const;

@@ -21,6 +21,7 @@
 #include "fairness/concolic_search.h"
 #include "fairness/falsify.h"
 #include "fairness/smt_search.h"
+#include "fairness/valid_combinations.h"
 #include "model/evaluator.h"
 #include "solver/rational.h"
 
@@ -56,6 +57,8 @@ struct Region {
 struct RegionEvaluation {
   bool closed = false;
   long double certified = 0.0L, falsified = 0.0L;  // closed regions: measures
+  long double invalid = 0.0L;  // the measure of points found to be no person (cut off, or in a closed region)
+  bool inexact = false;        // closed as certified without knowing how many of its points are valid
   std::vector<WitnessPair> witnesses;
   std::int64_t rejected = 0, checked = 0, enumerated = 0, counted = 0, fine_counted = 0, exact_only = 0;
   bool report = false;  // a closed region with falsified points, for the report
@@ -166,7 +169,8 @@ class Verifier {
         forward_(net_),
         exact_(net_, schema),
         combos_(protected_combinations(schema, o.protected_features)),
-        is_protected_(schema.feature_mask(o.protected_features)) {
+        is_protected_(schema.feature_mask(o.protected_features)),
+        valid_(schema, o.protected_features, combos_) {
     for (int f = 0; f < schema.size(); ++f) {
       const Feature& feat = schema.feature(f);
       if (!is_protected_[static_cast<std::size_t>(f)] && feat.integral())
@@ -345,7 +349,14 @@ class Verifier {
 
   // A replayed witness if raw (non-protected part) with combos i and j is one in double.
   bool try_candidate(const Eigen::VectorXd& raw, int i, int j, RegionEvaluation& ev) const {
-    const Eigen::VectorXd xi = schema_.to_model(raw_with(raw, i)), xj = schema_.to_model(raw_with(raw, j));
+    Eigen::VectorXd ri = raw_with(raw, i), rj = raw_with(raw, j);
+    if (valid_.constrained()) {  // a person who cannot exist is no candidate (and no failed replay)
+      const Constraints& cs = schema_.constraints();
+      cs.derive(ri);
+      cs.derive(rj);
+      if (!cs.satisfied(ri) || !cs.satisfied(rj)) return false;
+    }
+    const Eigen::VectorXd xi = schema_.to_model(ri), xj = schema_.to_model(rj);
     const double t = net_.threshold;
     if (!(net_.logit(xi) > t && net_.logit(xj) <= t)) return false;
     if (auto w = replay_witness(model_, schema_, o_.protected_features, xi, xj)) {
@@ -431,7 +442,11 @@ class Verifier {
     Eigen::VectorXd cur = r.lo;
     Eigen::MatrixXd raw(schema_.size(), batch);
     std::vector<std::vector<char>> label(combos_.size(), std::vector<char>(batch, 0));
-    std::int64_t unfair = 0;
+    // Which combinations make a valid person at each point (constraints decided on the whole box
+    // are not checked again point by point).
+    const std::vector<Truth> truth = valid_.over_box(r.lo, r.hi);
+    std::vector<std::vector<char>> ok(combos_.size(), std::vector<char>(batch, 1));
+    std::int64_t unfair = 0, invalid = 0;
     for (std::int64_t done = 0; done < total;) {
       if (stop_.load(std::memory_order_relaxed)) throw Interrupted{};
       const std::int64_t b = std::min(batch, total - done);
@@ -456,11 +471,23 @@ class Verifier {
           label[c][static_cast<std::size_t>(i)] = static_cast<char>(exact_.label(rc.col(i), z(i), err(i)));
         }
       }
+      for (std::size_t c = 0; c < combos_.size(); ++c) {
+        if (truth[c] != Truth::Maybe) {
+          std::fill(ok[c].begin(), ok[c].end(), truth[c] == Truth::Always ? 1 : 0);
+          continue;
+        }
+        for (std::int64_t i = 0; i < b; ++i) ok[c][static_cast<std::size_t>(i)] = valid_.valid(block.col(i), c) ? 1 : 0;
+      }
       for (std::int64_t i = 0; i < b; ++i) {
         const auto u = static_cast<std::size_t>(i);
+        if (std::none_of(ok.begin(), ok.end(), [u](const std::vector<char>& v) { return v[u] != 0; })) {
+          ++invalid;  // no protected value makes this point a person
+          continue;
+        }
         int flip = -1;
         for (int p : r.open) {
-          if (label[static_cast<std::size_t>(p / nc)][u] == 1 && label[static_cast<std::size_t>(p % nc)][u] == 0) {
+          const auto pi = static_cast<std::size_t>(p / nc), pj = static_cast<std::size_t>(p % nc);
+          if (label[pi][u] == 1 && label[pj][u] == 0 && ok[pi][u] != 0 && ok[pj][u] != 0) {
             flip = p;
             break;
           }
@@ -477,7 +504,8 @@ class Verifier {
     ev.closed = true;
     ev.enumerated = total;
     ev.falsified = static_cast<long double>(unfair);
-    ev.certified = static_cast<long double>(total - unfair);
+    ev.invalid += static_cast<long double>(invalid);
+    ev.certified = static_cast<long double>(total - unfair - invalid);
     ev.report = unfair > 0;
     ev.all_falsified = unfair == total;
   }
@@ -668,11 +696,46 @@ class Verifier {
   void evaluate(Region& r, RegionEvaluation& ev, bool fine = false) const {
     const int nc = static_cast<int>(combos_.size());
     r.measure = measure(r);
+    // Derived features narrowed to what their sources reach: the points cut off are no people.
+    if (valid_.constrained()) {
+      const long double before = r.measure;
+      if (!schema_.constraints().narrow(r.lo, r.hi, is_protected_)) {
+        ev.closed = true;
+        ev.invalid = before;
+        return;
+      }
+      r.measure = measure(r);
+      ev.invalid = before - r.measure;
+    }
+    // Constraints: a pair with a combination that no point of the box can take is no comparison;
+    // a box where none can is closed (no person in it); elsewhere the valid points are counted only
+    // once each combination is valid at all of the box's points or none (`settled`).
+    const std::vector<Truth> truth = valid_.over_box(r.lo, r.hi);
+    auto is = [&truth](int c, Truth t) { return truth[static_cast<std::size_t>(c)] == t; };
+    std::erase_if(r.open, [&](int p) { return is(p / nc, Truth::Never) || is(p % nc, Truth::Never); });
+    const bool nobody = std::all_of(truth.begin(), truth.end(), [](Truth t) { return t == Truth::Never; });
+    const bool everyone = std::any_of(truth.begin(), truth.end(), [](Truth t) { return t == Truth::Always; });
+    const bool settled = std::none_of(truth.begin(), truth.end(), [](Truth t) { return t == Truth::Maybe; });
+    if (nobody) {
+      ev.closed = true;
+      ev.invalid += r.measure;
+      return;
+    }
     std::vector<bool> needed(combos_.size(), false);
     for (int p : r.open) needed[static_cast<std::size_t>(p / nc)] = needed[static_cast<std::size_t>(p % nc)] = true;
     if (enumerable(r)) {
       enumerate(r, needed, ev);
       return;
+    }
+    // Where the constraints are undecided the region is split on them first: the regions the
+    // network is bounded on are then whole groups of people, which counting can measure.
+    if (!settled) {
+      if (const int f = constraint_split(r); f >= 0) {
+        r.split = f;
+        r.key = o_.quantify ? static_cast<double>(r.measure)
+                            : static_cast<double>(sequence_.fetch_add(1, std::memory_order_relaxed));
+        return;
+      }
     }
     std::vector<NetworkBounds> nb(combos_.size());
     for (std::size_t c = 0; c < combos_.size(); ++c) {
@@ -685,14 +748,20 @@ class Verifier {
     const DifferenceCache diff(*this, nb);
     const double t = net_.threshold;
     std::vector<int> open;
-    int everywhere = -1;  // a pair that flips at every point of the region
+    int everywhere = -1;             // a pair that flips at every point of the region
+    bool flips_where_valid = false;  // ... at every point where both its people exist
     for (int p : r.open) {
       const auto i = static_cast<std::size_t>(p / nc), j = static_cast<std::size_t>(p % nc);
       const Interval zi = nb[i].output(), zj = nb[j].output();
       if (zi.hi <= t || zj.lo > t) continue;
       if (zi.lo > t && zj.hi <= t) {
-        everywhere = p;
-        break;
+        if (is(p / nc, Truth::Always) && is(p % nc, Truth::Always)) {
+          everywhere = p;
+          break;
+        }
+        open.push_back(p);  // flips wherever both people exist: decided once that is known
+        flips_where_valid = true;
+        continue;
       }
       const Interval d = diff.get(i, j);  // z_i - z_j
       if (d.hi <= 0.0 || add_down(zi.lo, -d.hi) > t || add_up(zj.hi, d.hi) <= t) continue;
@@ -722,9 +791,16 @@ class Verifier {
       return;
     }
     if (o_.check) ev.checked = recheck(r, open);
-    if (open.empty()) {
+    if (open.empty() && (everyone || !o_.quantify)) {
       ev.closed = true;
       ev.certified = r.measure;
+      ev.inexact = !everyone;  // a verdict needs no count: how many points are valid stays unknown
+      return;
+    }
+    if (open.empty()) {  // fair wherever valid; split where the constraints change to count them
+      r.open.clear();
+      r.split = constraint_split(r);
+      r.key = static_cast<double>(r.measure);
       return;
     }
     r.open = open;
@@ -753,13 +829,30 @@ class Verifier {
         }
       }
     }
-    if (o_.quantify && count(r, nb, needed, diff, fine)) ++(fine ? ev.fine_counted : ev.counted);
+    // Counts are over the box's points: sound only where every point is a person for the same
+    // combinations.
+    if (o_.quantify && settled && everyone && count(r, nb, needed, diff, fine)) ++(fine ? ev.fine_counted : ev.counted);
     if (discrete(r)) r.unfair = std::max(r.unfair, static_cast<long double>(r.known.size()));
-    r.split = split_feature(r, nb, needed);
+    r.split = flips_where_valid ? constraint_split(r) : split_feature(r, nb, needed);
     // Hunting a witness: last in, first out (depth first, as one stack), which finds the rare
     // witnesses of near-fair models soonest; quantifying: the largest undecided measure first.
     r.key = o_.quantify ? static_cast<double>(r.measure - r.fair - r.unfair)
                         : static_cast<double>(sequence_.fetch_add(1, std::memory_order_relaxed));
+  }
+
+  // The measure of the points that can be people, as far as known: all but those found not to be.
+  [[nodiscard]] long double valid_points() const { return domain_points_ - invalid_; }
+
+  // The constrained feature with the most values left in r (-1 when none can be split).
+  [[nodiscard]] int constraint_split(const Region& r) const {
+    int best = -1;
+    double most = 0.0;
+    for (int f : valid_.constrained_features()) {
+      const Feature& feat = schema_.feature(f);
+      const double n = feat.integral() ? r.hi(f) - r.lo(f) + 1.0 : (r.hi(f) - r.lo(f)) / (feat.max - feat.min) * 1e6;
+      if (r.lo(f) < r.hi(f) && n > most) most = n, best = f;
+    }
+    return best;
   }
 
   // The two halves of r along r.split (false when a real feature cannot be halved any more).
@@ -880,6 +973,7 @@ class Verifier {
         counted_ += ev.counted;
         fine_counted_ += ev.fine_counted;
         exact_only_ += ev.exact_only;
+        invalid_ += ev.invalid;
         for (auto& w : ev.witnesses) {
           if (static_cast<int>(witnesses_.size()) >= std::max(1, o_.max_witnesses)) break;
           const bool seen = std::any_of(witnesses_.begin(), witnesses_.end(), [&w](const WitnessPair& o) {
@@ -892,6 +986,7 @@ class Verifier {
           ++leaves_;
           closed_certified_ += ev.certified;
           closed_falsified_ += ev.falsified;
+          inexact_ = inexact_ || ev.inexact;
           if (ev.report && o_.quantify) {
             if (!ev.all_falsified && !ev.unfair_points.empty() && ev.unfair_points.size() <= kPointReports) {
               // Single points, merged into boxes at the end: crisp rules instead of a share of a box.
@@ -1069,8 +1164,8 @@ class Verifier {
           CompleteProgress p;
           {
             std::lock_guard lock(mutex_);
-            p = {static_cast<double>((closed_certified_ + open_fair_) / domain_points_),
-                 static_cast<double>((closed_falsified_ + open_unfair_) / domain_points_), leaves_,
+            p = {static_cast<double>((closed_certified_ + open_fair_) / valid_points()),
+                 static_cast<double>((closed_falsified_ + open_unfair_) / valid_points()), leaves_,
                  env_.elapsed_seconds()};
           }
           o_.progress(p);
@@ -1173,17 +1268,24 @@ class Verifier {
     }
     env_.stats.set("complete.evicted_regions", static_cast<double>(evicted_));
     r.share.measured = true;
-    r.share.points = real_domain_ ? 0.0L : domain_points_;
+    // With constraints the shares are of the valid points: those of the closed regions, and all of
+    // the open ones' (at most that many), so that every share stays a sound bound until the end.
+    const long double valid = valid_points();
+    if (valid < domain_points_) {
+      const double scale = valid > 0.0L ? static_cast<double>(domain_points_ / valid) : 0.0;
+      for (RegionReport& rep : reports_) rep.share *= scale, rep.falsified *= scale, rep.undecided *= scale;
+    }
+    r.share.points = real_domain_ ? 0.0L : valid;
     const long double cert = closed_certified_ + open_fair_, fals = closed_falsified_ + open_unfair_;
     if (finished) {  // every point closed exactly: the shares are complementary
-      r.share.falsified = static_cast<double>(closed_falsified_ / domain_points_);
+      r.share.falsified = valid > 0.0L ? static_cast<double>(closed_falsified_ / valid) : 0.0;
       r.share.certified = 1.0 - r.share.falsified;
       r.share.undecided = 0.0;
-      r.share.exact = !real_domain_;
+      r.share.exact = !real_domain_ && !inexact_;
       r.share.falsified_points = closed_falsified_;
     } else {
-      r.share.certified = std::clamp(static_cast<double>(cert / domain_points_), 0.0, 1.0);
-      r.share.falsified = std::clamp(static_cast<double>(fals / domain_points_), 0.0, 1.0 - r.share.certified);
+      r.share.certified = std::clamp(static_cast<double>(cert / valid), 0.0, 1.0);
+      r.share.falsified = std::clamp(static_cast<double>(fals / valid), 0.0, 1.0 - r.share.certified);
       r.share.undecided = std::max(0.0, 1.0 - r.share.certified - r.share.falsified);
     }
     if (o_.quantify) {
@@ -1210,7 +1312,7 @@ class Verifier {
     } else if (finished && closed_falsified_ == 0.0L) {
       r.verdict = Verdict::Verified;
       r.exhaustive = true;
-      r.share = DomainShare{true, 1.0, 0.0, 0.0, r.share.points, 0.0L, !real_domain_};
+      r.share = DomainShare{true, 1.0, 0.0, 0.0, r.share.points, 0.0L, !real_domain_ && !inexact_};
     } else if (finished) {
       r.reason = fmt::format("{} points are witnesses in exact arithmetic but not when replayed in double",
                              static_cast<double>(closed_falsified_));
@@ -1231,6 +1333,7 @@ class Verifier {
   ExactNetwork exact_;
   std::vector<Eigen::VectorXd> combos_;
   std::vector<bool> is_protected_;
+  ValidCombinations valid_;  // the schema's constraints per protected combination
   std::vector<Eigen::VectorXd> combo_lo_, combo_hi_;
   std::vector<Eigen::Index> protected_inputs_;  // model inputs of the protected features
   std::vector<Eigen::MatrixXd> abs_weights_;
@@ -1253,6 +1356,8 @@ class Verifier {
   std::mutex mutex_;                                               // guards everything below
   long double closed_certified_ = 0.0L, closed_falsified_ = 0.0L;  // measures of closed regions
   long double open_fair_ = 0.0L, open_unfair_ = 0.0L;              // counted in open regions
+  long double invalid_ = 0.0L;  // points found to be no person for any protected value
+  bool inexact_ = false;        // some region closed without counting its valid points
   std::exception_ptr error_;
   std::int64_t regions_ = 0, leaves_ = 0, rejected_ = 0, checked_ = 0, enumerated_ = 0, counted_ = 0, fine_counted_ = 0;
   std::int64_t exact_only_ = 0, evicted_ = 0;
@@ -1407,10 +1512,16 @@ DataShare measure_rows(const Model& model, const Schema& schema, const std::vect
     for (Eigen::Index i = 0; i < rc.cols(); ++i)
       labels[c][static_cast<std::size_t>(i)] = exact.label(rc.col(i), z(i), err(i));
   }
+  // A row counts when two protected values that each make a person who can exist (proxies
+  // derived) get different labels.
+  const ValidCombinations valid(schema, protected_features, combos);
   for (Eigen::Index i = 0; i < raw.cols(); ++i) {
     const auto u = static_cast<std::size_t>(i);
-    for (std::size_t c = 1; c < combos.size(); ++c) {
-      if (labels[c][u] != labels[0][u]) {
+    int seen = -1;
+    for (std::size_t c = 0; c < combos.size(); ++c) {
+      if (valid.constrained() && !valid.valid(raw.col(i), c)) continue;
+      if (seen < 0) seen = labels[c][u];
+      if (labels[c][u] != seen) {
         ++d.unfair;
         break;
       }

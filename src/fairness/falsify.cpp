@@ -63,8 +63,20 @@ class Hunt {
     const auto nc = static_cast<Eigen::Index>(combos_.size());
     Eigen::MatrixXd z(nc, n);
     std::vector<std::vector<int>> labels(combos_.size());
+    // With schema constraints a combination counts only where the person it makes can exist (its
+    // derived features set first); the others are neither compared nor used as a guide.
+    const Constraints& cs = schema_.constraints();
+    Eigen::Array<bool, Eigen::Dynamic, Eigen::Dynamic> valid =
+        Eigen::Array<bool, Eigen::Dynamic, Eigen::Dynamic>::Constant(nc, n, true);
     for (std::size_t c = 0; c < combos_.size(); ++c) {
-      const Evaluation e = ev_.run(schema_.to_model_columns(with_protected(raw, o_.protected_features, combos_[c])));
+      Eigen::MatrixXd rc = with_protected(raw, o_.protected_features, combos_[c]);
+      if (!cs.empty()) {
+        for (Eigen::Index j = 0; j < n; ++j) {
+          cs.derive(rc.col(j));
+          valid(static_cast<Eigen::Index>(c), j) = cs.satisfied(rc.col(j));
+        }
+      }
+      const Evaluation e = ev_.run(schema_.to_model_columns(rc));
       labels[c] = e.labels;
       if (model_.rule.kind == DecisionRule::Kind::Threshold)
         z.row(static_cast<Eigen::Index>(c)) = e.decision.row(model_.rule.index);
@@ -75,12 +87,22 @@ class Hunt {
     const double t = model_.rule.threshold;
     for (Eigen::Index j = 0; j < n; ++j) {
       if (model_.rule.kind == DecisionRule::Kind::Threshold) {
-        gap(j) = std::max(t - z.col(j).maxCoeff(), z.col(j).minCoeff() - t);
-        spread_(j) = z.col(j).maxCoeff() - z.col(j).minCoeff();
+        double lo = INFINITY, hi = -INFINITY;
+        for (Eigen::Index c = 0; c < nc; ++c) {
+          if (!valid(c, j)) continue;
+          lo = std::min(lo, z(c, j));
+          hi = std::max(hi, z(c, j));
+        }
+        const bool pair = valid.col(j).count() >= 2;
+        gap(j) = pair ? std::max(t - hi, lo - t) : INFINITY;
+        spread_(j) = pair ? hi - lo : 0.0;
       }
       for (std::size_t a = 0; a < combos_.size() && !done(); ++a) {
+        if (!valid(static_cast<Eigen::Index>(a), j)) continue;
         for (std::size_t b = 0; b < combos_.size(); ++b) {
-          if (labels[a][static_cast<std::size_t>(j)] == labels[b][static_cast<std::size_t>(j)]) continue;
+          if (!valid(static_cast<Eigen::Index>(b), j) ||
+              labels[a][static_cast<std::size_t>(j)] == labels[b][static_cast<std::size_t>(j)])
+            continue;
           try_pair(raw.col(j), a, b);
           break;
         }
@@ -104,8 +126,10 @@ class Hunt {
 
  private:
   void try_pair(const Eigen::VectorXd& raw, std::size_t a, std::size_t b) {
-    const Eigen::VectorXd ra = with_protected(raw, o_.protected_features, combos_[a]).col(0);
-    const Eigen::VectorXd rb = with_protected(raw, o_.protected_features, combos_[b]).col(0);
+    Eigen::VectorXd ra = with_protected(raw, o_.protected_features, combos_[a]).col(0);
+    Eigen::VectorXd rb = with_protected(raw, o_.protected_features, combos_[b]).col(0);
+    schema_.constraints().derive(ra);
+    schema_.constraints().derive(rb);
     for (const WitnessPair& w : found_)
       if (w.raw == ra || w.raw_prime == ra) return;  // one pair per point
     if (auto w = replay_witness(model_, schema_, o_.protected_features, schema_.to_model(ra), schema_.to_model(rb))) {
@@ -325,7 +349,11 @@ std::vector<WitnessPair> witnesses_in_rows(const Model& model, const Schema& sch
     for (std::size_t c = 0; c < combos.size(); ++c) {
       if (labels[c][row] == own[row]) continue;
       const Eigen::VectorXd x = raw.col(i);
-      const Eigen::VectorXd x_prime = with_protected(raw.col(i), protected_features, combos[c]).col(0);
+      Eigen::VectorXd x_prime = with_protected(raw.col(i), protected_features, combos[c]).col(0);
+      // A row that breaks a constraint, or a twin who cannot exist, is no witness (nor a failed replay).
+      const Constraints& cs = schema.constraints();
+      cs.derive(x_prime);
+      if (!cs.empty() && (!cs.satisfied(x) || !cs.satisfied(x_prime))) continue;
       if (auto w = replay_witness(model, schema, protected_features, schema.to_model(x), schema.to_model(x_prime))) {
         out.push_back(std::move(*w));
         break;

@@ -9,6 +9,21 @@
 
 namespace witness {
 
+void find_nearest_rows(const Eigen::MatrixXd& raw_rows, std::vector<WitnessPair>& witnesses) {
+  for (WitnessPair& w : witnesses) {
+    Eigen::Index best = -1, fewest = raw_rows.rows() + 1;
+    for (Eigen::Index j = 0; j < raw_rows.cols() && fewest > 0; ++j) {
+      const Eigen::Index d = (raw_rows.col(j).array() != w.raw.array()).count();
+      if (d < fewest) fewest = d, best = j;
+    }
+    w.nearest_row = best;
+    w.nearest_differs.clear();
+    if (best < 0) continue;
+    for (Eigen::Index f = 0; f < raw_rows.rows(); ++f)
+      if (raw_rows(f, best) != w.raw(f)) w.nearest_differs.push_back(static_cast<int>(f));
+  }
+}
+
 const char* to_string(Verdict v) {
   switch (v) {
     case Verdict::Verified: return "verified";

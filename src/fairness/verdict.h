@@ -44,7 +44,15 @@ struct WitnessPair {
   // ulps of the logits' magnitude, or than the observed float32-double gap): float32 labels
   // cannot be trusted either way for this pair.
   bool float32_within_rounding = false;
+  // With data rows: the row (0-based) closest to x, by the number of features that differ (those
+  // features, in schema order); -1 without data.
+  std::int64_t nearest_row = -1;
+  std::vector<int> nearest_differs;
 };
+
+// Sets nearest_row and nearest_differs of each witness: the data row (raw, [features][rows]) with
+// the fewest features different from x (the first such row).
+void find_nearest_rows(const Eigen::MatrixXd& raw_rows, std::vector<WitnessPair>& witnesses);
 
 // Per feature: protected, or derived from a protected feature (a proxy, which changes with it in
 // the twin: age_cat follows age).

@@ -13,6 +13,24 @@
 namespace witness {
 namespace {
 
+// With data rows: the closest row (0-based, as in the data) and the features where x differs from it.
+nlohmann::json nearest_row_json(const Schema& schema, const WitnessPair& w) {
+  if (w.nearest_row < 0) return nullptr;
+  nlohmann::json differs = nlohmann::json::array();
+  for (int f : w.nearest_differs) differs.push_back(schema.feature(f).name);
+  return {{"row", w.nearest_row}, {"differs", differs}};
+}
+
+std::string nearest_row_text(const Schema& schema, const WitnessPair& w, const std::string& source) {
+  if (w.nearest_row < 0) return "";
+  if (w.nearest_differs.empty())
+    return fmt::format("  x is a person of the data: row {} of {}\n", w.nearest_row + 1, source);
+  std::vector<std::string> names;
+  for (int f : w.nearest_differs) names.push_back(schema.feature(f).name);
+  return fmt::format("  nearest data row: row {} of {}, which differs from x in {} feature{} ({})\n", w.nearest_row + 1,
+                     source, names.size(), names.size() == 1 ? "" : "s", fmt::join(names, ", "));
+}
+
 nlohmann::json witness_json(const Model& model, const Schema& schema, const WitnessPair& w) {
   return {{"x", to_vector(w.x)},
           {"x_prime", to_vector(w.x_prime)},
@@ -25,7 +43,8 @@ nlohmann::json witness_json(const Model& model, const Schema& schema, const Witn
           {"output", to_vector(w.output)},
           {"output_prime", to_vector(w.output_prime)},
           {"float32_witness", w.float32_witness},
-          {"float32_within_rounding", w.float32_within_rounding}};
+          {"float32_within_rounding", w.float32_within_rounding},
+          {"nearest_row", nearest_row_json(schema, w)}};
 }
 
 // A bin of a feature marginal as text: "credit_amount 7501..8750", "purpose=A43".
@@ -106,9 +125,10 @@ nlohmann::json marginals_json(const Schema& schema, const std::vector<FeatureMar
 void write_shares(std::ostream& out, const Schema& schema, const std::vector<std::string>& names,
                   const std::vector<int>& prot, const FairnessResult& r) {
   const DomainShare& d = r.share;
+  const char* valid = schema.constraints().empty() ? "" : " that can be people (the schema's constraints)";
   out << fmt::format("  domain: certified {}, falsified {}, undecided {}{}\n", percent(d.certified),
                      percent(d.falsified), percent(d.undecided),
-                     d.points > 0.0L ? fmt::format(" of {:.6g} points", static_cast<double>(d.points)) : "");
+                     d.points > 0.0L ? fmt::format(" of {:.6g} points{}", static_cast<double>(d.points), valid) : "");
   if (d.exact)
     out << fmt::format("  exactly {:.0f} of the {:.0f} points change label when {} changes\n",
                        static_cast<double>(d.falsified_points), static_cast<double>(d.points),
@@ -165,7 +185,11 @@ void write_verdict(std::ostream& out, const FairnessRun& run) {
       std::string changed;
       for (int f : prot) {
         if (w.raw[f] == w.raw_prime[f]) continue;
-        differ.push_back(schema.feature(f).name);
+        // A feature derived from a protected one changes with it: named as the proxy it is.
+        const DerivedFeature* d = schema.constraints().derivation_of(f);
+        differ.push_back(d == nullptr ? schema.feature(f).name
+                                      : fmt::format("{} (a proxy: derived from {})", schema.feature(f).name,
+                                                    schema.feature(d->source).name));
         changed += fmt::format("{}{}={}", changed.empty() ? "" : ", ", schema.feature(f).name,
                                schema.display_quoted(f, w.raw_prime[f]));
       }
@@ -181,6 +205,7 @@ void write_verdict(std::ostream& out, const FairnessRun& run) {
       } else {
         out << "  replayed on the original model in double (in float32 both get the same label)\n";
       }
+      out << nearest_row_text(schema, w, r.data.source);
       if (r.witnesses_asked > 1) {
         const int found = static_cast<int>(r.witnesses.size());
         out << (found >= r.witnesses_asked
@@ -224,9 +249,6 @@ std::string fairness_text(const FairnessRun& run) {
   const std::string phase = r.phase.empty() ? "" : " (" + r.phase + ")";
   if (r.share.measured) {
     write_shares(out, schema, names, run.problem.protected_features(), r);
-    if (!schema.constraints().empty())
-      out << "  note: the shares count every point of the box; the schema's constraints are not applied to them "
-             "(witnesses are)\n";
     // A witness verdict says nothing of why the shares stop short; the reason does.
     if (r.verdict == Verdict::Witness && !r.exhaustive && !r.reason.empty())
       out << fmt::format("  stopped short: {}\n", r.reason);
@@ -286,8 +308,8 @@ nlohmann::json fairness_json(const FairnessRun& run) {
         {"points", static_cast<double>(r.share.points)},
         {"exact", r.share.exact},
         {"falsified_points", r.share.exact ? nlohmann::json(static_cast<double>(r.share.falsified_points)) : nullptr},
-        // Every point of the box, valid or not: constraints are not yet applied to the shares.
-        {"constraints_applied", schema.constraints().empty()}};
+        // The shares are over the points the schema's constraints allow (all, without constraints).
+        {"constraints_applied", true}};
     if (run.quantify) {
       doc["regions"] = regions_json(schema, run.problem.protected_features(), r.regions);
       doc["falsified_by_feature"] = marginals_json(schema, r.marginals);

@@ -196,9 +196,11 @@ RunOutput run_fair(const JobSubject& subject, const FairJob& job, Env& env, cons
   env.log(1, "fair: {} ({} inputs), engine {}, protected {}", subject.model->name, subject.model->input_width(),
           job.engine, fmt::format("{}", fmt::join(subject.protected_names, ",")));
   FairnessResult r = fair_with_rows(subject, problem, job.engine, settings, env);
-  if (subject.data)
+  if (subject.data) {
     r.data =
         measure_rows(*subject.model, subject.schema, subject.protected_features, subject.data->raw, subject.data_name);
+    find_nearest_rows(subject.data->raw, r.witnesses);  // how far each witness is from a real person
+  }
   const FairnessRun run{.problem = problem, .result = r, .quantify = settings.quantify, .counters = env.stats.all()};
   RunOutput out{.result = fairness_json(run),
                 .text = fairness_text(run),

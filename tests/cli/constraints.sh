@@ -65,4 +65,14 @@ run_witness 60 "$T/b.json" bias "$AC1" --schema "$S" --protected sex --samples 2
 [[ $rc -eq 0 ]] && json_check "$T/b.json" 'd["drawn"] == 20000 and 0 < d["samples"] < 20000'
 check "bias: draws valid pairs only and reports how many it kept: $(head -c 300 "$T/b.json")" $?
 
+# --quantify over valid people: the points that count are those the rules allow (education-num
+# follows education: 1/16 of the box; spouses: 4/6 + 2/6 x 2/7 of the rest), known from the start
+# because the engine splits on the rules first; the witness names its nearest data row.
+run_witness 60 "$T/q.json" fair "$AC1" --schema "$S" --protected sex --quantify --time-limit 5 \
+  --data "$B/data/adult.csv" --json
+[[ $rc -eq 10 ]] && json_check "$T/q.json" "abs(d['domain']['points'] - 7.86268e14 / 16 * (4 / 6 + 2 / 6 * 2 / 7)) < 1e10 \
+  and d['domain']['constraints_applied'] and 0 <= d['witness']['nearest_row']['row'] < 45222 \
+  and set(d['witness']['nearest_row']['differs']) <= set(d['witness']['x_named'])"
+check "fair --quantify: shares over the valid points, the witness's nearest data row (rc $rc): $(head -c 300 "$T/err")" $?
+
 finish

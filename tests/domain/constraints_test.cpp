@@ -109,6 +109,18 @@ TEST(Constraints, RulesSayWhichOneIsBroken) {
   EXPECT_TRUE(c.satisfied(raw)) << c.first_violation(raw);
 }
 
+// A number before `and`, `or` or `in` ends its comparison (it is no product with a feature).
+TEST(Constraints, ANumberBeforeAKeywordEndsTheComparison) {
+  const Schema s = with_constraints("'age >= 18 and hours-per-week <= 60', 'age <= -1 or age >= 20'");
+  Eigen::VectorXd raw = person(s, {{"age", "19"}, {"hours-per-week", "40"}});
+  s.constraints().derive(raw);
+  EXPECT_EQ(s.constraints().first_violation(raw), "age <= -1 or age >= 20");
+  raw[s.feature_index("age")] = 20;
+  EXPECT_TRUE(s.constraints().satisfied(raw));
+  raw[s.feature_index("hours-per-week")] = 61;
+  EXPECT_EQ(s.constraints().first_violation(raw), "age >= 18 and hours-per-week <= 60");
+}
+
 TEST(Constraints, ASchemaWithoutConstraintsLetsEveryoneExist) {
   const Schema s = parse_schema(kFeatures, "plain.toml");
   EXPECT_TRUE(s.constraints().empty());

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "fairness/blackbox.h"
+#include "fairness/complete_search.h"
 #include "fairness/engine.h"
 #include "fairness/oracle.h"
 #include "model/evaluator.h"
@@ -85,7 +87,7 @@ TEST(ConstrainedEngines, EveryEngineAgreesWithBruteForceOverValidPeople) {
       SCOPED_TRACE(t.name + " engine " + engine.name);
       Env env = test::make_env("30", 1);
       EngineSettings settings;
-      settings.max_seeds = 20;
+      settings.max_seeds = 8;  // concolic: not exact here, only sound
       const FairnessResult r = run_fairness_engine(engine.name, problem, settings, env);
       for (const WitnessPair& w : r.witnesses) expect_valid_pair(t.schema, w.raw, w.raw_prime);
       if (r.verdict == Verdict::Verified) {
@@ -94,14 +96,104 @@ TEST(ConstrainedEngines, EveryEngineAgreesWithBruteForceOverValidPeople) {
       if (r.verdict == Verdict::Witness) {
         EXPECT_TRUE(truth);
       }
-      // The solver engines assert the constraints: exact on these domains.
-      if (engine.name == "smt" || engine.name == "dual") {
+      // The solver engines assert the constraints, the complete engine splits on them: exact here.
+      if (engine.name != "concolic") {
         EXPECT_EQ(r.verdict, truth ? Verdict::Witness : Verdict::Verified) << r.reason;
       }
     }
   }
   EXPECT_GT(unfair, 0);
   EXPECT_GT(fair + unfair, 8);
+}
+
+// Over the valid non-protected parts (some protected value makes them a person): how many there
+// are, and how many of them two valid protected values label differently.
+struct ValidCount {
+  long long valid = 0, unfair = 0;
+};
+ValidCount brute_force_count(const test::Tiny& t) {
+  const Constraints& cs = t.schema.constraints();
+  const Eigen::MatrixXd raw = test::domain_points(t.schema);
+  const std::vector<bool> prot = proxy_mask(t.schema, t.prot);
+  const Evaluation e = evaluate(t.model, t.schema.to_model_columns(raw));
+  std::map<std::vector<double>, std::set<int>> labels;
+  for (Eigen::Index j = 0; j < raw.cols(); ++j) {
+    if (!cs.satisfied(raw.col(j))) continue;
+    std::vector<double> key;
+    for (int f = 0; f < t.schema.size(); ++f)
+      if (!prot[static_cast<std::size_t>(f)]) key.push_back(raw(f, j));
+    labels[key].insert(e.labels[static_cast<std::size_t>(j)]);
+  }
+  ValidCount c;
+  c.valid = static_cast<long long>(labels.size());
+  for (const auto& [key, l] : labels) c.unfair += l.size() > 1 ? 1 : 0;
+  return c;
+}
+
+void expect_exact_shares(const test::Tiny& t, CompleteSearchOptions o, unsigned threads) {
+  SCOPED_TRACE(t.name + " threads " + std::to_string(threads) + " enumerate " + std::to_string(o.enumerate_factor));
+  const ValidCount truth = brute_force_count(t);
+  ASSERT_GT(truth.valid, 0);
+  std::vector<std::string> names;
+  for (int f : t.prot) names.push_back(t.schema.feature(f).name);
+  o.protected_features = FairnessProblem(t.model, t.schema, names).protected_features();
+  o.quantify = true;
+  o.max_regions = 100000;
+  Env env = test::make_env("60", threads);
+  const FairnessResult r = complete_search(t.model, t.schema, o, env);
+  ASSERT_TRUE(r.share.exact) << r.reason;
+  EXPECT_EQ(static_cast<double>(r.share.points), static_cast<double>(truth.valid));
+  EXPECT_EQ(static_cast<double>(r.share.falsified_points), static_cast<double>(truth.unfair));
+  EXPECT_NEAR(r.share.falsified, static_cast<double>(truth.unfair) / static_cast<double>(truth.valid), 1e-12);
+  EXPECT_EQ(r.verdict, truth.unfair > 0 ? Verdict::Witness : Verdict::Verified);
+  for (const WitnessPair& w : r.witnesses) expect_valid_pair(t.schema, w.raw, w.raw_prime);
+  double reported = 0.0;
+  for (const RegionReport& rep : r.regions) reported += rep.falsified;
+  EXPECT_NEAR(reported, r.share.falsified, 1e-9);
+}
+
+// The medium domain of quantify_test (161,448 points) under rules that cut it unevenly: a derived
+// feature, a linear rule, an implication with the protected feature, or a proxy of it.
+test::Tiny medium_constrained(std::uint64_t seed, const std::string& rules) {
+  test::Tiny t;
+  t.name = "medium" + std::to_string(seed) + " with " + rules;
+  t.schema = parse_schema(R"(
+name = "medium"
+protected = ["p"]
+)" + rules + R"(
+features = [
+  { name = "a", kind = "integer", min = 0, max = 30 },
+  { name = "b", kind = "integer", min = -15, max = 15, scale = 0.25, offset = 0.5 },
+  { name = "c", kind = "integer", min = 0, max = 20 },
+  { name = "k", kind = "categorical", categories = ["u", "v", "w", "x"], encoding = "one-hot" },
+  { name = "p", kind = "boolean" },
+]
+)",
+                          "medium.toml");
+  t.prot = t.schema.protected_indices();
+  t.model = test::random_net(t.name, t.schema, t.prot, {8, 6}, seed, 1.0, 0.0);
+  return t;
+}
+
+TEST(ConstrainedEngines, QuantifiedSharesOverValidPeopleEqualBruteForce) {
+  const std::vector<test::Tiny> tinies = constrained_tinies();
+  for (std::size_t i = 0; i < tinies.size(); ++i) {
+    CompleteSearchOptions o;
+    expect_exact_shares(tinies[i], o, 1 + static_cast<unsigned>(i % 2));
+    o.enumerate_factor = 0.0;  // bounds, counting and single points only
+    expect_exact_shares(tinies[i], o, 2 - static_cast<unsigned>(i % 2));
+  }
+  const std::vector<std::string> rules = {
+      R"(constraints = ['c = bucket(a, [10, 20], [0, 5, 20])', 'a + 2 * b <= 25', 'k in {w} -> p in {true}'])",
+      R"(constraints = ['k = map(p, {false: u, true: w})', 'b >= -10 or a <= 5', 'p in {true} -> a + b <= 20'])",
+  };
+  for (std::uint64_t seed : {3, 7}) {
+    for (const std::string& r : rules) {
+      CompleteSearchOptions o;
+      o.enumerate_factor = seed == 3 ? 0.0 : 16.0;
+      expect_exact_shares(medium_constrained(seed, r), o, 2);
+    }
+  }
 }
 
 TEST(ConstrainedEngines, EveryTestMethodProposesOnlyValidPeople) {
@@ -130,6 +222,79 @@ TEST(ConstrainedEngines, EveryTestMethodProposesOnlyValidPeople) {
       }
     }
   }
+}
+
+// A COMPAS-shaped domain where age_cat follows age (the raw data's own coding) and juvenile felonies
+// are among the priors: every engine's witnesses and every test method's pairs are people who can
+// exist, for networks that are unfair on the plain box.
+TEST(ConstrainedEngines, CompasStyleAgeCategoryFollowsAgeInEveryPair) {
+  const Schema schema = parse_schema(R"(
+name = "compas-style"
+protected = ["race"]
+[constraints]
+rules = ['age_cat = bucket(age, [25, 46], ["Less than 25", "25 - 45", "Greater than 45"])',
+         'juv_fel_count <= priors_count']
+[[features]]
+name = "age"
+kind = "integer"
+min = 18
+max = 96
+[[features]]
+name = "age_cat"
+kind = "categorical"
+categories = ["25 - 45", "Greater than 45", "Less than 25"]
+[[features]]
+name = "priors_count"
+kind = "integer"
+min = 0
+max = 38
+[[features]]
+name = "juv_fel_count"
+kind = "integer"
+min = 0
+max = 20
+[[features]]
+name = "race"
+kind = "categorical"
+categories = ["African-American", "Caucasian", "Hispanic", "Other"]
+[[features]]
+name = "c_charge_degree"
+kind = "categorical"
+categories = ["F", "M"]
+)",
+                                     "compas_style.toml");
+  int witnesses = 0, pairs = 0;
+  for (std::uint64_t seed : {1, 2, 3}) {
+    const Model model =
+        test::random_net("compas" + std::to_string(seed), schema, schema.protected_indices(), {6, 4}, seed, 1.0, 0.0);
+    const FairnessProblem problem(model, schema, {"race"});
+    for (const EngineInfo& engine : fairness_engines()) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + " engine " + engine.name);
+      Env env = test::make_env("10", 1);
+      EngineSettings settings;
+      settings.max_witnesses = 5;
+      settings.max_seeds = 8;
+      const FairnessResult r = run_fairness_engine(engine.name, problem, settings, env);
+      for (const WitnessPair& w : r.witnesses) expect_valid_pair(schema, w.raw, w.raw_prime);
+      witnesses += static_cast<int>(r.witnesses.size());
+    }
+    for (const TestMethod m : {TestMethod::Themis, TestMethod::Aequitas, TestMethod::Adf}) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + " method " + to_string(m));
+      ModelOracle oracle(model, schema, 1);
+      TestOptions o;
+      o.method = m;
+      o.budget = 300;
+      o.protected_features = problem.protected_features();
+      o.on_pair = [&](const DiscriminatoryPair& p) {
+        ++pairs;
+        expect_valid_pair(schema, p.x, p.x_prime);
+      };
+      Env env = test::make_env("10", 1);
+      (void)run_test(oracle, schema, o, env);
+    }
+  }
+  EXPECT_GT(witnesses, 0);
+  EXPECT_GT(pairs, 0);
 }
 
 }  // namespace
