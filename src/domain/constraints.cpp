@@ -106,6 +106,15 @@ bool Constraints::narrow(Eigen::Ref<Eigen::VectorXd> lo, Eigen::Ref<Eigen::Vecto
   return true;
 }
 
+std::vector<int> Constraints::features() const {
+  std::set<int> used;
+  for (const DerivedFeature& d : derived_) used.insert({d.source, d.target});
+  for (const LinearAtom& a : linear_)
+    for (const auto& [f, c] : a.terms) used.insert(f);
+  for (const SetAtom& a : sets_) used.insert(a.features.begin(), a.features.end());
+  return {used.begin(), used.end()};
+}
+
 const DerivedFeature* Constraints::derivation_of(int feature) const {
   for (const DerivedFeature& d : derived_) {
     if (d.target == feature) return &d;

@@ -78,6 +78,8 @@ class Constraints {
   [[nodiscard]] const std::vector<ValidityRule>& rules() const { return rules_; }
   [[nodiscard]] const std::vector<LinearAtom>& linear_atoms() const { return linear_; }
   [[nodiscard]] const std::vector<SetAtom>& set_atoms() const { return sets_; }
+  // Every feature a derivation or a rule names, ascending.
+  [[nodiscard]] std::vector<int> features() const;
   // The derived feature whose target is `feature`, or nullptr.
   [[nodiscard]] const DerivedFeature* derivation_of(int feature) const;
 

@@ -485,6 +485,21 @@ Schema Schema::with_box(const std::string& box) const {
   return s;
 }
 
+Schema Schema::with_bounds(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi, const std::string& name) const {
+  Schema s = *this;
+  for (std::size_t i = 0; i < s.features_.size(); ++i) {
+    Feature& f = s.features_[i];
+    const auto k = static_cast<Eigen::Index>(i);
+    if (!(f.min <= lo(k) && lo(k) <= hi(k) && hi(k) <= f.max))
+      throw InternalError(
+          fmt::format("with_bounds: [{}, {}] is not inside '{}' [{}, {}]", lo(k), hi(k), f.name, f.min, f.max));
+    f.min = lo(k);
+    f.max = hi(k);
+  }
+  s.active_box_ = name;
+  return s;
+}
+
 std::vector<std::string> Schema::model_input_names() const {
   std::vector<std::string> out;
   out.reserve(static_cast<std::size_t>(model_width_));

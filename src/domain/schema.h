@@ -86,6 +86,9 @@ class Schema {
   [[nodiscard]] std::vector<std::string> box_names() const;
   [[nodiscard]] const std::string& active_box() const { return active_box_; }  // "" = main bounds
   [[nodiscard]] Schema with_box(const std::string& box) const;
+  // A copy whose bounds are lo..hi (raw values per feature, within the schema's own bounds), active
+  // box `name` (the box around one data row, for --near-data).
+  [[nodiscard]] Schema with_bounds(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi, const std::string& name) const;
 
   // Raw row (one value per feature, schema order) <-> model input vector.
   [[nodiscard]] int model_width() const { return model_width_; }

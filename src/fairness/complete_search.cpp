@@ -226,18 +226,31 @@ class Verifier {
         if (i != j) root.open.push_back(i * nc + j);
     // The time limit and the cancel flag raise stop_, which long evaluations (bounds of wide
     // networks, enumeration) watch, so a limit is kept to within one layer or one batch.
-    std::atomic<bool> done{false};
-    std::thread watchdog([this, &done] {
-      while (!done.load()) {
+    // The watchdog waits on a condition variable, so that a run of milliseconds (one box of
+    // --near-data) ends without waiting out its polling interval.
+    bool done = false;
+    std::mutex done_mutex;
+    std::condition_variable done_cv;
+    std::thread watchdog([this, &done, &done_mutex, &done_cv] {
+      std::unique_lock lock(done_mutex);
+      while (!done) {
         if (env_.expired() || (o_.cancel != nullptr && o_.cancel->load())) {
           interrupted_ = true;
           stop_ = true;
           idle_cv_.notify_all();
           return;
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        done_cv.wait_for(lock, std::chrono::milliseconds(5));
       }
     });
+    auto finish_watchdog = [&] {
+      {
+        std::lock_guard lock(done_mutex);
+        done = true;
+      }
+      done_cv.notify_all();
+      watchdog.join();
+    };
     RegionEvaluation ev;
     bool root_open = false;
     if (env_.expired() || (o_.cancel != nullptr && o_.cancel->load())) {
@@ -249,8 +262,7 @@ class Verifier {
       } catch (const Interrupted&) {
         root_open = true;
       } catch (...) {
-        done = true;
-        watchdog.join();
+        finish_watchdog();
         throw;
       }
     }
@@ -268,8 +280,7 @@ class Verifier {
       work(0);
       for (auto& t : pool) t.join();
     }
-    done = true;
-    watchdog.join();
+    finish_watchdog();
     if (error_) std::rethrow_exception(error_);
     return result();
   }

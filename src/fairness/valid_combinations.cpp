@@ -10,12 +10,7 @@ ValidCombinations::ValidCombinations(const Schema& schema, std::vector<int> prot
     : schema_(schema), protected_(std::move(protected_features)), combos_(std::move(combos)) {
   const Constraints& cs = schema.constraints();
   std::vector<bool> used(static_cast<std::size_t>(schema.size()), false);
-  for (const DerivedFeature& d : cs.derived())
-    used[static_cast<std::size_t>(d.source)] = used[static_cast<std::size_t>(d.target)] = true;
-  for (const LinearAtom& a : cs.linear_atoms())
-    for (const auto& [f, c] : a.terms) used[static_cast<std::size_t>(f)] = true;
-  for (const SetAtom& a : cs.set_atoms())
-    for (int f : a.features) used[static_cast<std::size_t>(f)] = true;
+  for (int f : cs.features()) used[static_cast<std::size_t>(f)] = true;
   for (int f : protected_) used[static_cast<std::size_t>(f)] = false;
   // A derived feature is narrowed to what its source reaches: splitting the source decides it.
   for (const DerivedFeature& d : cs.derived())

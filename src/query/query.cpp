@@ -17,6 +17,7 @@
 #include "model/evaluator.h"
 #include "program/program.h"
 #include "query/expression.h"
+#include "query/schema_rules.h"
 #include "query/semantics.h"
 #include "solver/rational.h"
 #include "solver/z3_check.h"
@@ -122,7 +123,8 @@ struct PreparedInput {
 
 struct Prepared {
   std::vector<PreparedInput> inputs;  // in model order
-  std::optional<Expr> environment, state, factual;
+  std::optional<Expr> environment, state, factual, validity;
+  QueryText validity_text;  // the schema's constraints in the query language
   Expr behavior;
   bool needs_outputs = false;
   std::vector<std::string> notes;  // for the answer's note: literals the float format rounds
@@ -160,8 +162,10 @@ void check_literals(const Query& q, Prepared& p) {
     }
     for (const std::string& v : pi.values) check(v, where);
   }
-  const std::pair<const std::optional<Expr>*, const QueryText*> parts[] = {
-      {&p.environment, &q.environment}, {&p.state, &q.state}, {&p.factual, &q.factual}};
+  const std::pair<const std::optional<Expr>*, const QueryText*> parts[] = {{&p.environment, &q.environment},
+                                                                           {&p.state, &q.state},
+                                                                           {&p.factual, &q.factual},
+                                                                           {&p.validity, &p.validity_text}};
   auto walk = [&](const Expr& root, const QueryText& t) {
     std::vector<const Expr*> stack{&root};
     while (!stack.empty()) {
@@ -272,6 +276,42 @@ void check_program_types(const Subject& subject, const Query& q, const Prepared&
   }
 }
 
+// The query's schema constraints over its inputs: each feature they name is read from the input of
+// its name, else from the model input at its position; that input holds the feature's raw value.
+QueryText schema_condition(const Subject& subject, const Query& q) {
+  const Schema schema = q.schema ? *q.schema : load_schema(q.schema_path);
+  const std::vector<std::string>& names = subject.input_names;
+  std::vector<std::string> input_of(static_cast<std::size_t>(schema.size()));
+  for (const int f : schema.constraints().features()) {
+    const Feature& feat = schema.feature(f);
+    const auto named = [&](const std::string& n) {
+      return std::find_if(q.inputs.begin(), q.inputs.end(), [&](const QueryInput& i) { return i.name == n; });
+    };
+    auto in = named(feat.name);
+    if (in == q.inputs.end() && !feat.one_hot && schema.model_width() == static_cast<int>(names.size()))
+      in = named(names[static_cast<std::size_t>(feat.model_offset)]);
+    if (in == q.inputs.end())
+      throw InputError(fmt::format(
+          "{}: the constraints name '{}', which is no input of the query, and the schema does not read the model's "
+          "inputs in order ({} model inputs, the schema describes {})",
+          q.schema_where, feat.name, names.size(), schema.model_width()));
+    if (in->category || in->type == InputType::Bool)
+      throw InputError(
+          fmt::format("{}: input '{}' (feature '{}') is declared {}; the constraints need it as int or "
+                      "real, holding the schema's values (codes for categories)",
+                      q.schema_where, in->name, feat.name, in->category ? "a category" : "bool"));
+    if (feat.one_hot || feat.norm.form != Normalisation::Form::None)
+      throw InputError(fmt::format("{}: the schema {} '{}' before the model, so input '{}' is not its raw value",
+                                   q.schema_where, feat.one_hot ? "one-hot encodes" : "normalises", feat.name,
+                                   in->name));
+    input_of[static_cast<std::size_t>(f)] = in->name;
+  }
+  QueryText t;
+  t.text = schema_rules_condition(schema, input_of);
+  t.where = q.schema_where;
+  return t;
+}
+
 Prepared prepare(const Subject& subject, const Query& q) {
   Prepared p;
   const auto& names = subject.input_names;
@@ -349,6 +389,10 @@ Prepared prepare(const Subject& subject, const Query& q) {
     slot = parse_part(q, role == InputRole::Environment ? q.environment : q.state, to_string(role), s, false);
   }
   p.factual = parse_part(q, q.factual, "factual", scope, false);
+  if (q.schema || !q.schema_path.empty()) {
+    p.validity_text = schema_condition(subject, q);
+    p.validity = parse_part(q, p.validity_text, "schema constraints", scope, false);
+  }
   scope.allow_decision = true;
   p.behavior = *parse_part(q, q.behavior, "behavior", scope, true);
   if (!p.behavior.uses_decision) {
@@ -404,12 +448,14 @@ typename D::Bool declared(D& d, const PreparedInput& pi, const typename D::Num& 
   return c;
 }
 
-// env and state and not factual (the premise); the behavior is added by the caller.
+// env and state and the schema's constraints and not factual (the premise); the behavior is added
+// by the caller.
 template <typename D>
 typename D::Bool premise(D& d, const Prepared& p, const std::vector<typename D::Num>& x, const ModelValues<D>& m) {
   auto c = d.truth(true);
   if (p.environment) c = d.and_(c, evaluate_condition(*p.environment, d, x, m));
   if (p.state) c = d.and_(c, evaluate_condition(*p.state, d, x, m));
+  if (p.validity) c = d.and_(c, evaluate_condition(*p.validity, d, x, m));
   if (p.factual) c = d.and_(c, d.not_(evaluate_condition(*p.factual, d, x, m)));
   return c;
 }
@@ -1255,6 +1301,7 @@ QueryAnswer answer(const Subject& subject, const Query& q, const QueryOptions& o
   const Prepared p = prepare(subject, q);
   try {
     QueryAnswer a = QueryRun(subject, q, options, p).run();
+    a.schema_constraints = p.validity.has_value();
     for (const std::string& n : p.notes) a.note = a.note.empty() ? n : n + "; " + a.note;
     return a;
   } catch (const z3::exception& e) {

@@ -17,10 +17,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "domain/schema.h"
 #include "model/model.h"
 
 namespace witness {
@@ -87,7 +89,14 @@ struct Query {
   QueryText state;                 // over state inputs; empty: true
   QueryText behavior;              // over the decision (label, outputs) and inputs; required
   QueryText factual;               // the logged scenario, excluded from answers; empty: none
-  std::string where;               // "file: query 'name'" for messages
+  // A schema (schema = "S.toml" in the file) whose constraints join the premise over every input:
+  // only scenarios of people who can exist. Each feature the constraints name is read from the
+  // input of its name, or else from the model input at its position (x0, x1, ... of a network that
+  // reads the schema's features in order); those inputs must hold its raw values.
+  std::string schema_path;               // as resolved against the query file; loaded when answered...
+  std::shared_ptr<const Schema> schema;  // ...unless given here (queries built in code)
+  std::string schema_where;              // "file: line L, column C (the constraints of S.toml)"
+  std::string where;                     // "file: query 'name'" for messages
 };
 
 struct QueryOptions {
@@ -138,7 +147,8 @@ struct QueryAnswer {
   // Without a scenario (might-false, would-true): whether the premise (environment, state, not
   // factual) itself has no solution, so the answer holds vacuously; nullopt if that check gave up.
   std::optional<bool> vacuous;
-  std::string note;  // anything the reader must know about the scenario
+  bool schema_constraints = false;  // the premise held a schema's constraints (query.schema)
+  std::string note;                 // anything the reader must know about the scenario
   // With nearest: inputs changed from their logged value, and whether fewer (then a smaller
   // total change) was proven impossible, or the search stopped (time limit, step cap).
   std::optional<int> changed_inputs;

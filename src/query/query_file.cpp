@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/file.h"
 #include "core/toml_limits.h"
+#include "domain/schema.h"
 #include "query/query.h"
 
 namespace witness {
@@ -18,7 +19,7 @@ namespace {
 
 constexpr std::string_view kQueryKeys[] = {"name",        "description", "model",    "program",   "function",
                                            "loop_bound",  "nearest",     "kind",     "semantics", "inputs",
-                                           "environment", "state",       "behavior", "factual"};
+                                           "environment", "state",       "behavior", "factual",   "schema"};
 constexpr std::string_view kInputKeys[] = {"role", "type", "value", "min", "max", "values", "logged", "description"};
 
 class QueryFileReader {
@@ -119,6 +120,18 @@ class QueryFileReader {
       }
     }
     return out;
+  }
+
+  // schema = "S.toml", resolved against this file's folder; its constraints join the premise.
+  void schema(const toml::node& n, Query& q) const {
+    const std::string rel = string_of(&n, "'schema'");
+    const std::filesystem::path resolved = std::filesystem::path(path_).parent_path() / rel;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(resolved, ec))
+      fail(&n, fmt::format("schema '{}' not found (looked for {})", rel, resolved.string()));
+    // Loaded when the query is answered: a server checks first that the path lies inside its root.
+    q.schema_path = resolved.lexically_normal().string();
+    q.schema_where = fmt::format("{}: {} (the constraints of {})", path_, at(n.source()), rel);
   }
 
   QueryInput input(const std::string& name, const toml::node& n) const {
@@ -252,6 +265,7 @@ class QueryFileReader {
     q.state = expression(t, defaults, "state");
     q.behavior = expression(t, defaults, "behavior");
     q.factual = expression(t, defaults, "factual");
+    if (const toml::node* s = get(t, defaults, "schema")) schema(*s, q);
     if (q.behavior.text.empty()) fail(&t, fmt::format("query '{}' has no 'behavior'", q.name));
     return q;
   }

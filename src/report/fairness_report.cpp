@@ -216,8 +216,9 @@ void write_verdict(std::ostream& out, const FairnessRun& run) {
       break;
     }
     case Verdict::Verified:
-      out << fmt::format("verified: {} has no unfairness witness for {} in the domain of {}\n", model.name,
-                         fmt::join(names, ", "), schema.source());
+      out << fmt::format(
+          "verified: {} has no unfairness witness for {} in {} of {}\n", model.name, fmt::join(names, ", "),
+          r.phase.rfind("near data", 0) == 0 ? "the boxes around the data rows" : "the domain", schema.source());
       if (r.share.measured) {
         out << fmt::format("  every region was closed by sound bounds or decided exactly ({} regions, {} leaves)\n",
                            st.regions, st.leaves);

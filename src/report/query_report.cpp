@@ -18,8 +18,10 @@ std::string query_verdict_text(const QueryAnswer& a) {
     s = a.answer ? "yes: every scenario shows the behavior" : "no: a scenario does not show the behavior";
   }
   if (a.vacuous.value_or(false)) {
-    s += " (vacuously: no scenario within the model's domain meets the input declarations, environment, state and "
-         "not factual)";
+    s += a.schema_constraints ? " (vacuously: no scenario within the model's domain meets the input declarations, "
+                                "environment, state, the schema's constraints and not factual)"
+                              : " (vacuously: no scenario within the model's domain meets the input declarations, "
+                                "environment, state and not factual)";
   }
   return s;
 }

@@ -21,6 +21,7 @@
 #include "report/query_report.h"
 #include "report/rows.h"
 #include "report/testing_report.h"
+#include "run/near_data.h"
 #include "solver/z3_check.h"
 
 namespace witness {
@@ -115,6 +116,16 @@ const std::vector<SettingOption<FairJob>>& fair_options() {
                    [](const FairJob& j) { return j.engine; }});
     for (const EngineOption& o : engine_options()) out.push_back(nested(o, &FairJob::settings));
     out.push_back(positive_option<FairJob>());
+    out.push_back({{"near-data",
+                    OptionSpec::Type::Int,
+                    "-1",
+                    -1,
+                    1e6,
+                    "with data rows: search and count only in boxes around them (numeric features within K steps "
+                    "of the row, 1% of the range for reals; categories as the row's); -1: the whole domain",
+                    {}},
+                   [](FairJob& j, const std::string& v) { j.near_data = static_cast<int>(std::stod(v)); },
+                   [](const FairJob& j) { return std::to_string(j.near_data); }});
     return out;
   }();
   return options;
@@ -195,7 +206,8 @@ RunOutput run_fair(const JobSubject& subject, const FairJob& job, Env& env, cons
   if (subject.seeds) settings.seeds = &subject.seeds->raw;
   env.log(1, "fair: {} ({} inputs), engine {}, protected {}", subject.model->name, subject.model->input_width(),
           job.engine, fmt::format("{}", fmt::join(subject.protected_names, ",")));
-  FairnessResult r = fair_with_rows(subject, problem, job.engine, settings, env);
+  FairnessResult r = job.near_data >= 0 ? fair_near_data(subject, problem, settings, job.near_data, env)
+                                        : fair_with_rows(subject, problem, job.engine, settings, env);
   if (subject.data) {
     r.data =
         measure_rows(*subject.model, subject.schema, subject.protected_features, subject.data->raw, subject.data_name);

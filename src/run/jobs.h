@@ -45,6 +45,7 @@ struct FairJob {
   std::string engine = "auto";
   EngineSettings settings;  // progress and cancel are set by the caller
   std::string positive;     // data rows: the positive class of the group metrics ("": the second class)
+  int near_data = -1;       // data rows: search and count in boxes of +-K around them (run/near_data.h)
 };
 struct BiasJob {
   long long samples = BiasOptions{}.samples;

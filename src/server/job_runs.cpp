@@ -205,7 +205,7 @@ std::function<JobOutput(Job&)> query_job(const nlohmann::json& request, const Ro
     std::vector<Query> queries = load_query_text(text, (std::filesystem::path(root) / "workbench-query.toml").string());
     const RootFolder folder(root);
     for (const Query& q : queries) {
-      for (const std::string& p : {q.model_path, q.program_path}) {
+      for (const std::string& p : {q.model_path, q.program_path, q.schema_path}) {
         if (!p.empty() && !folder.contains(p))
           throw InputError(fmt::format("{}: '{}' lies outside the root", q.where, p));
       }

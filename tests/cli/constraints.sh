@@ -75,4 +75,21 @@ run_witness 60 "$T/q.json" fair "$AC1" --schema "$S" --protected sex --quantify 
   and set(d['witness']['nearest_row']['differs']) <= set(d['witness']['x_named'])"
 check "fair --quantify: shares over the valid points, the witness's nearest data row (rc $rc): $(head -c 300 "$T/err")" $?
 
+# --near-data K: boxes around the data rows. K = 0 is the rows themselves, so the share equals the
+# data rows' own count (an independent check); K = 2 over valid people finishes exactly.
+head -301 "$B/data/adult.csv" > "$T/rows.csv"
+run_witness 120 "$T/n0.json" fair "$AC1" --schema "$B/adult.toml" --protected sex --data "$T/rows.csv" \
+  --near-data 0 --quantify --json
+[[ $rc -eq 10 || $rc -eq 0 ]] && json_check "$T/n0.json" "d['falsified'] == d['data']['share'] and d['undecided'] == 0 \
+  and d['data']['rows'] == 300 and d['exhaustive'] == (d['verdict'] == 'witness')"
+check "fair --near-data 0: the share of the rows themselves (rc $rc): $(head -c 300 "$T/err")" $?
+run_witness 120 "$T/n2.txt" fair "$AC1" --schema "$S" --protected sex --data "$T/rows.csv" --near-data 2 --quantify \
+  --witnesses-out "$T/w_near.csv" --max-witnesses 3
+[[ $rc -eq 10 ]] && grep -q "undecided 0%" "$T/n2.txt" && grep -q "boxes of +-2 around" "$T/n2.txt" &&
+  valid_pairs "$T/w_near.csv"
+check "fair --near-data 2: exact shares near the data, witnesses of people who can exist (rc $rc)" $?
+run_witness 30 "$T/n.txt" fair "$AC1" --schema "$S" --protected sex --near-data 2
+[[ $rc -eq 2 ]] && grep -q "needs data rows" "$T/err"
+check "fair --near-data without --data: exit 2 and why (rc $rc)" $?
+
 finish

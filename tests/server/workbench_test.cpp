@@ -149,6 +149,18 @@ TEST_F(WorkbenchTest, KeepsEveryPathInsideTheRoot) {
   const nlohmann::json failed = wait_job(body["id"], 30);
   EXPECT_EQ(failed["state"], "failed");
   EXPECT_NE(failed["error"].get<std::string>().find("lies outside the root"), std::string::npos) << failed.dump();
+  // So does a schema outside the root (its constraints would join the premise), before it is read.
+  const nlohmann::json with_schema = {
+      {"kind", "query"},
+      {"toml",
+       "model = \"AC1.h5\"\nschema = \"../secret.txt\"\nkind = \"might\"\n"
+       "behavior = \"label == 1\"\n[inputs]\nx = { role = \"environment\", type = \"real\" }\n"}};
+  std::tie(code, body) = post("/api/jobs", with_schema.dump());
+  ASSERT_EQ(code, 202);
+  const nlohmann::json refused = wait_job(body["id"], 30);
+  EXPECT_EQ(refused["state"], "failed");
+  EXPECT_NE(refused["error"].get<std::string>().find("secret.txt' lies outside the root"), std::string::npos)
+      << refused.dump();
 }
 
 TEST_F(WorkbenchTest, LimitsUploads) {
