@@ -125,10 +125,17 @@ nlohmann::json marginals_json(const Schema& schema, const std::vector<FeatureMar
 void write_shares(std::ostream& out, const Schema& schema, const std::vector<std::string>& names,
                   const std::vector<int>& prot, const FairnessResult& r) {
   const DomainShare& d = r.share;
-  const char* valid = schema.constraints().empty() ? "" : " that can be people (the schema's constraints)";
-  out << fmt::format("  domain: certified {}, falsified {}, undecided {}{}\n", percent(d.certified),
-                     percent(d.falsified), percent(d.undecided),
-                     d.points > 0.0L ? fmt::format(" of {:.6g} points{}", static_cast<double>(d.points), valid) : "");
+  // With constraints, an unfinished run knows only a bound on how many points can be people.
+  const bool constrained = !schema.constraints().empty();
+  const std::string points = d.points <= 0.0L ? ""
+                             : constrained
+                                 ? fmt::format(" of {}{:.6g} points that can be people (the schema's constraints)",
+                                               d.undecided > 0.0 ? "at most " : "", static_cast<double>(d.points))
+                                 : fmt::format(" of {:.6g} points", static_cast<double>(d.points));
+  const bool near = r.phase.rfind("near data", 0) == 0;
+  out << fmt::format("  {}: certified {}, falsified {}, undecided {}{}\n",
+                     near ? "near the data rows (each row's box weighing one)" : "domain", percent(d.certified),
+                     percent(d.falsified), percent(d.undecided), points);
   if (d.exact)
     out << fmt::format("  exactly {:.0f} of the {:.0f} points change label when {} changes\n",
                        static_cast<double>(d.falsified_points), static_cast<double>(d.points),
