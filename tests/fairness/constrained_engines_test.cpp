@@ -152,29 +152,9 @@ void expect_exact_shares(const test::Tiny& t, CompleteSearchOptions o, unsigned 
   EXPECT_NEAR(reported, r.share.falsified, 1e-9);
 }
 
-// The medium domain of quantify_test (161,448 points) under rules that cut it unevenly: a derived
-// feature, a linear rule, an implication with the protected feature, or a proxy of it.
-test::Tiny medium_constrained(std::uint64_t seed, const std::string& rules) {
-  test::Tiny t;
-  t.name = "medium" + std::to_string(seed) + " with " + rules;
-  t.schema = parse_schema(R"(
-name = "medium"
-protected = ["p"]
-)" + rules + R"(
-features = [
-  { name = "a", kind = "integer", min = 0, max = 30 },
-  { name = "b", kind = "integer", min = -15, max = 15, scale = 0.25, offset = 0.5 },
-  { name = "c", kind = "integer", min = 0, max = 20 },
-  { name = "k", kind = "categorical", categories = ["u", "v", "w", "x"], encoding = "one-hot" },
-  { name = "p", kind = "boolean" },
-]
-)",
-                          "medium.toml");
-  t.prot = t.schema.protected_indices();
-  t.model = test::random_net(t.name, t.schema, t.prot, {8, 6}, seed, 1.0, 0.0);
-  return t;
-}
-
+// The tiny constrained domains, and the medium domain of quantify_test (161,448 points) under rules
+// that cut it unevenly: a derived feature, a linear rule, an implication with the protected
+// feature, or a proxy of it.
 TEST(ConstrainedEngines, QuantifiedSharesOverValidPeopleEqualBruteForce) {
   const std::vector<test::Tiny> tinies = constrained_tinies();
   for (std::size_t i = 0; i < tinies.size(); ++i) {
@@ -191,7 +171,7 @@ TEST(ConstrainedEngines, QuantifiedSharesOverValidPeopleEqualBruteForce) {
     for (const std::string& r : rules) {
       CompleteSearchOptions o;
       o.enumerate_factor = seed == 3 ? 0.0 : 16.0;
-      expect_exact_shares(medium_constrained(seed, r), o, 2);
+      expect_exact_shares(test::medium_tiny(seed, r), o, 2);
     }
   }
 }

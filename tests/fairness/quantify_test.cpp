@@ -32,27 +32,7 @@ std::map<std::vector<double>, bool> unfair_points(const Tiny& t) {
   return out;
 }
 
-// A medium network over ~80,000 points: large enough that regions are counted, not enumerated,
-// small enough to brute-force.
-Tiny medium(std::uint64_t seed) {
-  Tiny t;
-  t.name = "medium" + std::to_string(seed);
-  t.schema = parse_schema(R"(
-name = "medium"
-protected = ["p"]
-features = [
-  { name = "a", kind = "integer", min = 0, max = 30 },
-  { name = "b", kind = "integer", min = -15, max = 15, scale = 0.25, offset = 0.5 },
-  { name = "c", kind = "integer", min = 0, max = 20 },
-  { name = "k", kind = "categorical", categories = ["u", "v", "w", "x"], encoding = "one-hot" },
-  { name = "p", kind = "boolean" },
-]
-)",
-                          "medium.toml");
-  t.prot = t.schema.protected_indices();
-  t.model = test::random_net(t.name, t.schema, t.prot, {8, 6}, seed, 1.0, 0.0);
-  return t;
-}
+Tiny medium(std::uint64_t seed) { return test::medium_tiny(seed); }
 
 void expect_exact(const Tiny& t, const CompleteSearchOptions& o, unsigned threads) {
   SCOPED_TRACE(t.name + " threads " + std::to_string(threads) + " enumerate " + std::to_string(o.enumerate_factor));

@@ -145,6 +145,30 @@ inline bool protected_weight_nonzero(const Tiny& t) {
 
 inline const char* kSchemas[] = {kBoolLast, kCategoricalMiddle, kOneHotFirst, kTwoProtected};
 
+// A medium network over ~80,000 points (161,448 with the protected feature): large enough that
+// regions are counted, not enumerated, small enough to brute-force. `rules`: a `constraints = [...]`
+// line, or none.
+inline Tiny medium_tiny(std::uint64_t seed, const std::string& rules = "") {
+  Tiny t;
+  t.name = "medium" + std::to_string(seed) + (rules.empty() ? "" : " with " + rules);
+  t.schema = parse_schema(R"(
+name = "medium"
+protected = ["p"]
+)" + rules + R"(
+features = [
+  { name = "a", kind = "integer", min = 0, max = 30 },
+  { name = "b", kind = "integer", min = -15, max = 15, scale = 0.25, offset = 0.5 },
+  { name = "c", kind = "integer", min = 0, max = 20 },
+  { name = "k", kind = "categorical", categories = ["u", "v", "w", "x"], encoding = "one-hot" },
+  { name = "p", kind = "boolean" },
+]
+)",
+                          "medium.toml");
+  t.prot = t.schema.protected_indices();
+  t.model = random_net(t.name, t.schema, t.prot, {8, 6}, seed, 1.0, 0.0);
+  return t;
+}
+
 inline Tiny random_tiny(int i) {
   Tiny t;
   t.schema = schema_of(kSchemas[i % 4]);
