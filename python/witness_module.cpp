@@ -338,7 +338,7 @@ TreeEnsemble::Mode tree_mode(const std::string& name) {
   static const std::map<std::string, TreeEnsemble::Mode> modes = {
       {"leaf", TreeEnsemble::Mode::Leaf}, {"<=", TreeEnsemble::Mode::Leq}, {"<", TreeEnsemble::Mode::Lt},
       {">=", TreeEnsemble::Mode::Geq},    {">", TreeEnsemble::Mode::Gt},   {"==", TreeEnsemble::Mode::Eq},
-      {"!=", TreeEnsemble::Mode::Neq}};
+      {"!=", TreeEnsemble::Mode::Neq},   {"in", TreeEnsemble::Mode::Member}};
   const auto it = modes.find(name);
   if (it == modes.end()) throw InputError(fmt::format("tree: unknown node mode '{}'", name));
   return it->second;
@@ -366,7 +366,19 @@ TreeEnsemble::Tree make_tree(const py::dict& t) {
                           .threshold = thresholds[i],
                           .true_child = true_child[i],
                           .false_child = false_child[i],
-                          .missing_tracks_true = false});
+                          .missing_tracks_true = false,
+                          .members = {}});
+  }
+  // Optional: per node, the values of an "in" split and whether missing values go true.
+  if (t.contains("members")) {
+    const auto members = t["members"].cast<std::vector<std::vector<double>>>();
+    if (members.size() != n) throw InputError("tree: members must have one list per node");
+    for (std::size_t i = 0; i < n; ++i) tree.nodes[i].members = members[i];
+  }
+  if (t.contains("missing_true")) {
+    const auto missing = t["missing_true"].cast<std::vector<bool>>();
+    if (missing.size() != n) throw InputError("tree: missing_true must have one entry per node");
+    for (std::size_t i = 0; i < n; ++i) tree.nodes[i].missing_tracks_true = missing[i];
   }
   for (std::size_t i = 0; i < leaf_node.size(); ++i)
     tree.leaves.push_back({.node = leaf_node[i], .target = leaf_target[i], .weight = leaf_weight[i]});

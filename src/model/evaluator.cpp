@@ -29,6 +29,9 @@ int tree_leaf(const TreeEnsemble::Tree& tree, const T* x) {
         case TreeEnsemble::Mode::Gt: go_true = v > t; break;
         case TreeEnsemble::Mode::Eq: go_true = v == t; break;
         case TreeEnsemble::Mode::Neq: go_true = v != t; break;
+        case TreeEnsemble::Mode::Member:
+          go_true = std::binary_search(n.members.begin(), n.members.end(), static_cast<double>(v));
+          break;
         case TreeEnsemble::Mode::Leaf: break;
       }
     }

@@ -307,6 +307,9 @@ class ModelInterpreter {
       case TreeEnsemble::Mode::Gt: cmp = d_.lt(t, v); break;
       case TreeEnsemble::Mode::Eq: cmp = d_.eq(v, t); break;
       case TreeEnsemble::Mode::Neq: cmp = d_.not_(d_.eq(v, t)); break;
+      case TreeEnsemble::Mode::Member:
+        for (const double m : n.members) cmp = d_.or_(cmp, d_.eq(v, d_.weight(m)));
+        break;
       case TreeEnsemble::Mode::Leaf: break;
     }
     return d_.ite_bool(d_.is_nan(v), d_.truth(n.missing_tracks_true), cmp);

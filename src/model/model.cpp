@@ -86,6 +86,7 @@ int TreeEnsemble::leaf_of(int t, const double* x, std::ptrdiff_t stride) const {
         case Mode::Gt: go_true = v > n.threshold; break;
         case Mode::Eq: go_true = v == n.threshold; break;
         case Mode::Neq: go_true = v != n.threshold; break;
+        case Mode::Member: go_true = std::binary_search(n.members.begin(), n.members.end(), v); break;
         case Mode::Leaf: break;
       }
     }
@@ -355,6 +356,11 @@ int ModelBuilder::tree_ensemble(int x, std::shared_ptr<const TreeEnsemble> trees
       }
       if (!std::isfinite(nd.threshold) && !std::isinf(nd.threshold)) {
         fail(where, fmt::format("tree {} node {} has a NaN threshold", t, i));
+      }
+      if (nd.mode == TreeEnsemble::Mode::Member &&
+          (nd.members.empty() || !std::is_sorted(nd.members.begin(), nd.members.end()) ||
+           !std::all_of(nd.members.begin(), nd.members.end(), [](double v) { return std::isfinite(v); }))) {
+        fail(where, fmt::format("tree {} node {} has a set split whose values are not finite and sorted", t, i));
       }
       // Children must come later: this rules out cycles, so evaluation always ends.
       if (nd.true_child <= i || nd.true_child >= count || nd.false_child <= i || nd.false_child >= count) {

@@ -55,7 +55,9 @@ enum class OpKind : std::uint8_t {
 
 // Decision trees and forests (ONNX ai.onnx.ml TreeEnsembleClassifier / Regressor).
 struct TreeEnsemble {
-  enum class Mode : std::uint8_t { Leaf, Leq, Lt, Geq, Gt, Eq, Neq };
+  // Member: true when the value is one of `members` (categorical splits: LightGBM, scikit-learn's
+  // HistGradientBoosting, ONNX ai.onnx.ml 5 BRANCH_MEMBER).
+  enum class Mode : std::uint8_t { Leaf, Leq, Lt, Geq, Gt, Eq, Neq, Member };
   enum class Aggregate : std::uint8_t { Sum, Average, Min, Max };
   struct Node {
     Mode mode = Mode::Leaf;
@@ -64,6 +66,7 @@ struct TreeEnsemble {
     int true_child = -1;  // index into the tree's nodes
     int false_child = -1;
     bool missing_tracks_true = false;
+    std::vector<double> members;  // Member: the values that go true, sorted, finite
   };
   struct Leaf {  // contribution of a leaf to one output
     int node = 0;

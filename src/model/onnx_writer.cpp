@@ -170,6 +170,8 @@ void Writer::tree_ensemble(int id, const Node& nd) {
         case TreeEnsemble::Mode::Gt: modes.emplace_back("BRANCH_GT"); break;
         case TreeEnsemble::Mode::Eq: modes.emplace_back("BRANCH_EQ"); break;
         case TreeEnsemble::Mode::Neq: modes.emplace_back("BRANCH_NEQ"); break;
+        case TreeEnsemble::Mode::Member:
+          throw UnsupportedError("save_onnx: a set-membership split (categorical) needs ai.onnx.ml 5, not written yet");
       }
     }
     for (const auto& leaf : tree.leaves) {

@@ -205,12 +205,12 @@ Model tree_model(bool argmax_output) {
   using M = TreeEnsemble::Mode;
   TreeEnsemble::Tree t1;
   t1.nodes.resize(5);
-  t1.nodes[0] = {M::Leq, 0, 40.5, 1, 2, false};  // age <= 40.5
-  t1.nodes[1] = {M::Gt, 3, 0.5, 3, 4, false};    // race=b
+  t1.nodes[0] = {M::Leq, 0, 40.5, 1, 2, false, {}};  // age <= 40.5
+  t1.nodes[1] = {M::Gt, 3, 0.5, 3, 4, false, {}};    // race=b
   t1.leaves = {{2, 0, 0.2}, {2, 1, 0.1}, {3, 1, 0.9}, {4, 0, 0.6}};
   TreeEnsemble::Tree t2;
   t2.nodes.resize(3);
-  t2.nodes[0] = {M::Geq, 4, 0.5, 1, 2, false};  // race=c
+  t2.nodes[0] = {M::Geq, 4, 0.5, 1, 2, false, {}};  // race=c
   t2.leaves = {{1, 1, 0.35}, {2, 0, 0.3}};
   te->trees = {t1, t2};
   te->n_targets = 2;

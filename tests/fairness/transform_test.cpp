@@ -77,7 +77,7 @@ TEST(Transform, NonDenseReaderIsUnsupported) {
   auto te = std::make_shared<TreeEnsemble>();
   TreeEnsemble::Tree t;
   t.nodes.resize(3);
-  t.nodes[0] = {TreeEnsemble::Mode::Leq, 1, 0.5, 1, 2, false};
+  t.nodes[0] = {TreeEnsemble::Mode::Leq, 1, 0.5, 1, 2, false, {}};
   t.leaves = {{1, 0, -1.0}, {2, 0, 1.0}};
   te->trees = {t};
   ModelBuilder tb("tree", {"a", "b", "c"});

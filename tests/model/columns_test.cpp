@@ -114,8 +114,8 @@ Model tree_model(const TreeEnsemble::Tree& t) {
 TEST(RawColumns, TreesAreRenamed) {
   TreeEnsemble::Tree t;
   t.nodes.resize(5);
-  t.nodes[0] = {TreeEnsemble::Mode::Leq, 1, 0.5, 1, 2, false};  // race=b?
-  t.nodes[2] = {TreeEnsemble::Mode::Leq, 0, 0.2, 3, 4, false};  // standardised age
+  t.nodes[0] = {TreeEnsemble::Mode::Leq, 1, 0.5, 1, 2, false, {}};  // race=b?
+  t.nodes[2] = {TreeEnsemble::Mode::Leq, 0, 0.2, 3, 4, false, {}};  // standardised age
   t.leaves = {{1, 0, 1.0}, {3, 1, 1.0}, {4, 0, 1.0}};
   const Model inner = tree_model(t);
   const Case k;
@@ -135,7 +135,7 @@ TEST(RawColumns, TreesAreRenamed) {
 TEST(RawColumns, TreesOverGroupedCategoriesKeepASelectionLayer) {
   TreeEnsemble::Tree t;
   t.nodes.resize(3);
-  t.nodes[0] = {TreeEnsemble::Mode::Leq, 1, 0.5, 1, 2, false};  // race in {b, c}?
+  t.nodes[0] = {TreeEnsemble::Mode::Leq, 1, 0.5, 1, 2, false, {}};  // race in {b, c}?
   t.leaves = {{1, 0, 1.0}, {2, 1, 1.0}};
   const Model inner = tree_model(t);
   const Case k;

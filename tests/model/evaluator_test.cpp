@@ -79,7 +79,7 @@ TEST(Evaluator, TreeEnsembleSumAndAverage) {
   auto te = std::make_shared<TreeEnsemble>();
   TreeEnsemble::Tree t;
   t.nodes.resize(3);
-  t.nodes[0] = {TreeEnsemble::Mode::Leq, 0, 1.5, 1, 2, false};
+  t.nodes[0] = {TreeEnsemble::Mode::Leq, 0, 1.5, 1, 2, false, {}};
   t.leaves = {{1, 0, 1.0}, {2, 1, 1.0}};
   te->trees = {t, t};
   te->n_targets = 2;

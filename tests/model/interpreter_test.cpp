@@ -68,12 +68,12 @@ TEST(Interpreter, OneNodeModeHasNoDecision) {
 TEST(Interpreter, TreeWeightsOutOfOrderAgreeWithAWalkOfEveryTree) {
   TreeEnsemble::Tree t;
   t.nodes.resize(5);
-  t.nodes[0] = {TreeEnsemble::Mode::Leq, 0, 0.5, 1, 2, false};
-  t.nodes[2] = {TreeEnsemble::Mode::Lt, 1, -1.0, 3, 4, false};
+  t.nodes[0] = {TreeEnsemble::Mode::Leq, 0, 0.5, 1, 2, false, {}};
+  t.nodes[2] = {TreeEnsemble::Mode::Lt, 1, -1.0, 3, 4, false, {}};
   t.leaves = {{4, 1, 0.25}, {1, 0, 2.0}, {3, 0, -1.0}, {4, 0, 3.0}, {1, 0, 0.5}, {3, 1, 7.0}, {4, 1, -0.75}};
   TreeEnsemble::Tree u;
   u.nodes.resize(3);
-  u.nodes[0] = {TreeEnsemble::Mode::Gt, 1, 0.0, 1, 2, false};
+  u.nodes[0] = {TreeEnsemble::Mode::Gt, 1, 0.0, 1, 2, false, {}};
   u.leaves = {{2, 1, 1.5}, {1, 0, -2.0}, {2, 0, 0.125}};
   // What each tree adds to each output at the leaf a row reaches (weights in their listed order).
   const auto walk = [](const TreeEnsemble::Tree& tree, double a, double b) {

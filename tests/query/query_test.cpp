@@ -83,8 +83,8 @@ Model random_model(std::mt19937& rng, int kind, int n_inputs) {
         tree.nodes.resize(5);
         const auto f = [&] { return std::uniform_int_distribution<int>(0, n_inputs - 1)(rng); };
         const auto th = [&] { return std::uniform_int_distribution<int>(-2, 2)(rng) + 0.5; };
-        tree.nodes[0] = {TreeEnsemble::Mode::Leq, f(), th(), 1, 2, false};
-        tree.nodes[1] = {TreeEnsemble::Mode::Gt, f(), th(), 3, 4, false};
+        tree.nodes[0] = {TreeEnsemble::Mode::Leq, f(), th(), 1, 2, false, {}};
+        tree.nodes[1] = {TreeEnsemble::Mode::Gt, f(), th(), 3, 4, false, {}};
         for (const int leaf : {2, 3, 4}) {
           tree.leaves.push_back({leaf, std::uniform_int_distribution<int>(0, 1)(rng), 1.0 + 0.25 * t});
         }
