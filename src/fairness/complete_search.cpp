@@ -20,7 +20,9 @@
 #include "core/error.h"
 #include "fairness/concolic_search.h"
 #include "fairness/falsify.h"
+#include "fairness/quantify_answer.h"
 #include "fairness/smt_search.h"
+#include "fairness/tree_search.h"
 #include "fairness/valid_combinations.h"
 #include "model/evaluator.h"
 #include "solver/rational.h"
@@ -208,7 +210,7 @@ class Verifier {
     threads_ = threads;
     for (unsigned t = 0; t < threads; ++t) queues_.push_back(std::make_unique<Queue>());
     split_ = o.split != SplitRule::Auto ? o.split : o.quantify ? SplitRule::Gap : SplitRule::Score;
-    if (o.quantify) init_marginals();
+    if (o.quantify) answer_.emplace(schema, o.protected_features, o.max_regions, domain_points_);
     bp_.set_stop(&stop_);
     forward_.set_stop(&stop_);
     exact_.set_stop(&stop_);
@@ -327,20 +329,7 @@ class Verifier {
     }
   }
 
-  // Integer points of the region times the share of each real feature's range it spans.
-  [[nodiscard]] long double measure(const Region& r) const {
-    long double v = 1.0L;
-    for (int f = 0; f < schema_.size(); ++f) {
-      if (is_protected_[static_cast<std::size_t>(f)]) continue;
-      const Feature& feat = schema_.feature(f);
-      if (feat.integral()) {
-        v *= static_cast<long double>(r.hi(f) - r.lo(f) + 1.0);
-      } else if (feat.max > feat.min) {
-        v *= static_cast<long double>(r.hi(f) - r.lo(f)) / static_cast<long double>(feat.max - feat.min);
-      }
-    }
-    return v;
-  }
+  [[nodiscard]] long double measure(const Region& r) const { return box_measure(schema_, is_protected_, r.lo, r.hi); }
 
   // Every non-protected feature is integral or fixed: the region is a finite set of points.
   [[nodiscard]] bool discrete(const Region& r) const {
@@ -1001,15 +990,9 @@ class Verifier {
           if (ev.report && o_.quantify) {
             if (!ev.all_falsified && !ev.unfair_points.empty() && ev.unfair_points.size() <= kPointReports) {
               // Single points, merged into boxes at the end: crisp rules instead of a share of a box.
-              for (const Eigen::VectorXd& p : ev.unfair_points) {
-                Region point{p, p, {}, {}, 0, -1};
-                point.measure = 1.0L;
-                add_report(point, 1.0L, 0.0L, true);
-                add_marginal(p, p, 1.0L);
-              }
+              for (const Eigen::VectorXd& p : ev.unfair_points) answer_->add_falsified(p, p, 1.0L, 1.0L, true);
             } else {
-              add_report(c, ev.falsified, 0.0L, ev.all_falsified);
-              add_marginal(c.lo, c.hi, ev.falsified);
+              answer_->add_falsified(c.lo, c.hi, c.measure, ev.falsified, ev.all_falsified);
             }
           }
           continue;
@@ -1051,81 +1034,6 @@ class Verifier {
     std::lock_guard lock(mutex_);
     evicted_ += static_cast<std::int64_t>(out.size());
     for (Region& r : out) stuck_.push_back(std::move(r));
-  }
-
-  // Bins of each non-protected feature for the marginals: one per value up to 16 values, else 16.
-  void init_marginals() {
-    for (int f = 0; f < schema_.size(); ++f) {
-      if (is_protected_[static_cast<std::size_t>(f)]) continue;
-      const Feature& feat = schema_.feature(f);
-      FeatureMarginal m;
-      m.feature = f;
-      const double values = feat.max - feat.min + 1.0;
-      const int bins = feat.integral() && values <= 16.0 ? static_cast<int>(values) : 16;
-      for (int b = 0; b < bins; ++b) {
-        if (feat.integral() && values <= 16.0) {
-          m.lo.push_back(feat.min + b), m.hi.push_back(feat.min + b);
-        } else if (feat.integral()) {
-          m.lo.push_back(feat.min + std::floor(values * b / bins));
-          m.hi.push_back(feat.min + std::floor(values * (b + 1) / bins) - 1.0);
-        } else {
-          m.lo.push_back(feat.min + (feat.max - feat.min) * b / bins);
-          m.hi.push_back(feat.min + (feat.max - feat.min) * (b + 1) / bins);
-        }
-      }
-      m.falsified.assign(static_cast<std::size_t>(bins), 0.0);
-      m.domain.assign(static_cast<std::size_t>(bins), 0.0);
-      for (int b = 0; b < bins; ++b)
-        m.domain[static_cast<std::size_t>(b)] =
-            overlap(feat, m.lo[static_cast<std::size_t>(b)], m.hi[static_cast<std::size_t>(b)], feat.min, feat.max);
-      marginals_.push_back(std::move(m));
-      marginal_mass_.emplace_back(static_cast<std::size_t>(bins), 0.0L);
-    }
-  }
-
-  // The share of [lo, hi] (a feature's range in a box) that lies in the bin [blo, bhi].
-  static double overlap(const Feature& feat, double blo, double bhi, double lo, double hi) {
-    if (feat.integral()) {
-      const double n = std::min(bhi, hi) - std::max(blo, lo) + 1.0;
-      return n > 0.0 ? n / (hi - lo + 1.0) : 0.0;
-    }
-    if (hi <= lo) return lo >= blo && lo <= bhi ? 1.0 : 0.0;
-    return std::max(0.0, std::min(bhi, hi) - std::max(blo, lo)) / (hi - lo);
-  }
-
-  // Adds a falsified measure spread evenly over the box [lo, hi] to every feature's bins.
-  void add_marginal(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi, long double mass) {
-    if (mass <= 0.0L) return;
-    for (std::size_t m = 0; m < marginals_.size(); ++m) {
-      const FeatureMarginal& fm = marginals_[m];
-      const Feature& feat = schema_.feature(fm.feature);
-      for (std::size_t b = 0; b < fm.lo.size(); ++b)
-        marginal_mass_[m][b] += mass * overlap(feat, fm.lo[b], fm.hi[b], lo(fm.feature), hi(fm.feature));
-    }
-  }
-
-  void add_report(const Region& r, long double falsified, long double undecided, bool all) {
-    RegionReport rep;
-    rep.lo = r.lo;
-    rep.hi = r.hi;
-    for (int f : o_.protected_features) {
-      rep.lo(f) = schema_.feature(f).min;
-      rep.hi(f) = schema_.feature(f).max;
-    }
-    rep.points = discrete(r) ? r.measure : 0.0L;
-    rep.share = static_cast<double>(r.measure / domain_points_);
-    rep.falsified = static_cast<double>(falsified / domain_points_);
-    rep.undecided = static_cast<double>(undecided / domain_points_);
-    rep.all_falsified = all;
-    reports_.push_back(std::move(rep));
-    const std::size_t cap = 64 * static_cast<std::size_t>(std::max(1, o_.max_regions));
-    if (reports_.size() > 2 * cap) {  // keep the largest (before merging: small boxes may go)
-      std::nth_element(reports_.begin(), reports_.begin() + static_cast<std::ptrdiff_t>(cap), reports_.end(),
-                       [](const RegionReport& a, const RegionReport& b) {
-                         return a.falsified + a.undecided > b.falsified + b.undecided;
-                       });
-      reports_.resize(cap);
-    }
   }
 
   void work(unsigned id) {
@@ -1185,55 +1093,6 @@ class Verifier {
     }
   }
 
-  // Merges boxes that every point of which is falsified and that touch along one feature.
-  void merge_reports() {
-    std::vector<RegionReport> all, rest;
-    for (auto& r : reports_) (r.all_falsified ? all : rest).push_back(std::move(r));
-    bool merged = true;
-    for (int pass = 0; merged && pass < 8; ++pass) {
-      merged = false;
-      for (int f = 0; f < schema_.size(); ++f) {
-        const bool integral = schema_.feature(f).integral();
-        auto key_less = [f](const RegionReport& a, const RegionReport& b) {
-          for (Eigen::Index k = 0; k < a.lo.size(); ++k) {
-            if (k == f) continue;
-            if (a.lo(k) != b.lo(k)) return a.lo(k) < b.lo(k);
-            if (a.hi(k) != b.hi(k)) return a.hi(k) < b.hi(k);
-          }
-          return a.lo(f) < b.lo(f);
-        };
-        std::sort(all.begin(), all.end(), key_less);
-        std::vector<RegionReport> out;
-        for (auto& r : all) {
-          if (!out.empty()) {
-            RegionReport& last = out.back();
-            bool same = true;
-            for (Eigen::Index k = 0; k < r.lo.size() && same; ++k)
-              if (k != f) same = last.lo(k) == r.lo(k) && last.hi(k) == r.hi(k);
-            if (same && (integral ? last.hi(f) + 1.0 == r.lo(f) : last.hi(f) == r.lo(f))) {
-              last.hi(f) = r.hi(f);
-              last.share += r.share;
-              last.falsified += r.falsified;
-              last.points += r.points;
-              merged = true;
-              continue;
-            }
-          }
-          out.push_back(std::move(r));
-        }
-        all = std::move(out);
-      }
-    }
-    all.insert(all.end(), std::make_move_iterator(rest.begin()), std::make_move_iterator(rest.end()));
-    std::sort(all.begin(), all.end(), [](const RegionReport& a, const RegionReport& b) {
-      if (a.falsified != b.falsified) return a.falsified > b.falsified;
-      return a.undecided > b.undecided;
-    });
-    if (all.size() > static_cast<std::size_t>(std::max(0, o_.max_regions)))
-      all.resize(static_cast<std::size_t>(std::max(0, o_.max_regions)));
-    reports_ = std::move(all);
-  }
-
   FairnessResult result() {
     FairnessResult r;
     r.engine = "complete";
@@ -1243,12 +1102,8 @@ class Verifier {
       for (Region& g : q->heap) left.push_back(std::move(g));
     const bool finished = left.empty() && !error_;
     if (o_.quantify) {
-      for (const Region& g : left) add_marginal(g.lo, g.hi, g.unfair);
-      const long double total = closed_falsified_ + open_unfair_;
-      for (std::size_t m = 0; m < marginals_.size(); ++m)
-        for (std::size_t b = 0; b < marginal_mass_[m].size(); ++b)
-          marginals_[m].falsified[b] = total > 0.0L ? static_cast<double>(marginal_mass_[m][b] / total) : 0.0;
-      r.marginals = marginals_;
+      for (const Region& g : left) answer_->add_marginal(g.lo, g.hi, g.unfair);
+      r.marginals = answer_->marginals(closed_falsified_ + open_unfair_);
     }
     if (o_.quantify) {
       // Only the open regions that can make the report (millions may be open at a time limit).
@@ -1257,7 +1112,8 @@ class Verifier {
       std::nth_element(left.begin(), left.begin() + static_cast<std::ptrdiff_t>(keep), left.end(),
                        [&known](const Region& a, const Region& b) { return known(a) > known(b); });
       for (std::size_t i = 0; i < keep; ++i)
-        add_report(left[i], left[i].unfair, left[i].measure - left[i].fair - left[i].unfair, false);
+        answer_->add_report(left[i].lo, left[i].hi, left[i].measure, left[i].unfair,
+                            left[i].measure - left[i].fair - left[i].unfair, false);
     }
     r.stats.regions = regions_;
     r.stats.leaves = leaves_;
@@ -1282,10 +1138,6 @@ class Verifier {
     // With constraints the shares are of the valid points: those of the closed regions, and all of
     // the open ones' (at most that many), so that every share stays a sound bound until the end.
     const long double valid = valid_points();
-    if (valid < domain_points_) {
-      const double scale = valid > 0.0L ? static_cast<double>(domain_points_ / valid) : 0.0;
-      for (RegionReport& rep : reports_) rep.share *= scale, rep.falsified *= scale, rep.undecided *= scale;
-    }
     r.share.points = real_domain_ ? 0.0L : valid;
     const long double cert = closed_certified_ + open_fair_, fals = closed_falsified_ + open_unfair_;
     if (finished) {  // every point closed exactly: the shares are complementary
@@ -1299,10 +1151,7 @@ class Verifier {
       r.share.falsified = std::clamp(static_cast<double>(fals / valid), 0.0, 1.0 - r.share.certified);
       r.share.undecided = std::max(0.0, 1.0 - r.share.certified - r.share.falsified);
     }
-    if (o_.quantify) {
-      merge_reports();
-      r.regions = std::move(reports_);
-    }
+    if (o_.quantify) r.regions = answer_->regions(valid);
     // Why the run stopped short; also kept with a witness verdict, whose shares it qualifies.
     std::string unfinished;
     if (!finished) {
@@ -1374,9 +1223,7 @@ class Verifier {
   std::int64_t exact_only_ = 0, evicted_ = 0;
   std::vector<Region> stuck_;  // open for good
   std::vector<WitnessPair> witnesses_;
-  std::vector<RegionReport> reports_;
-  std::vector<FeatureMarginal> marginals_;
-  std::vector<std::vector<long double>> marginal_mass_;  // falsified measure per feature and bin
+  std::optional<QuantifyAnswer> answer_;  // quantify: regions and marginals
 };
 
 }  // namespace
@@ -1384,10 +1231,12 @@ class Verifier {
 FairnessResult complete_search(const Model& model, const Schema& schema, const CompleteSearchOptions& options,
                                Env& env) {
   if (options.protected_features.empty()) throw InputError("no protected feature given");
+  if (is_tree_model(model)) return tree_search(model, schema, options, env);
   std::string why;
   std::optional<ReluNetwork> net = relu_network_of(model, &why);
   if (!net)
-    throw UnsupportedError(fmt::format("the complete engine handles Dense/ReLU networks with one logit: {}", why));
+    throw UnsupportedError(
+        fmt::format("the complete engine handles Dense/ReLU networks with one logit and tree ensembles: {}", why));
   if (net->input_width != schema.model_width())
     throw InputError(schema.source(), "",
                      fmt::format("the schema describes {} model inputs, the model reads {}", schema.model_width(),
@@ -1414,7 +1263,7 @@ FairnessResult auto_search(const Model& model, const Schema& schema, const Compl
   };
   (void)protected_combinations(schema, options.protected_features);  // input errors here, not in a thread
   std::string why;
-  if (!relu_network_of(model, &why)) {
+  if (!relu_network_of(model, &why) && !is_tree_model(model)) {
     if (!options.quantify) {
       std::vector<WitnessPair> found = falsify(model, schema, f, env, stats);
       if (!found.empty()) return found_by_falsification(std::move(found));

@@ -8,6 +8,7 @@
 #include "bounds/relu_network.h"
 #include "core/error.h"
 #include "fairness/smt_search.h"
+#include "fairness/tree_search.h"
 
 namespace witness {
 
@@ -89,7 +90,7 @@ void check_engine_settings(const EngineSettings& settings) { check_settings(engi
 
 bool engine_uses_z3(const std::string& name, const Model& model) {
   if (name == "smt" || name == "dual" || name == "concolic") return true;
-  return name == "auto" && !relu_network_of(model, nullptr);
+  return name == "auto" && !relu_network_of(model, nullptr) && !is_tree_model(model);
 }
 
 namespace {

@@ -1,0 +1,96 @@
+// A tree-ensemble model seen from the schema's raw features: every split becomes a test of one raw
+// feature (a cut, or a set of values for small integer domains), found exactly through the model's
+// own preprocessing (scalers, one-hot, a pipeline's encoders), so that a box of raw values decides
+// each split as true, false or either. Over a box it bounds the ensemble's outputs per target and
+// says which cut would settle the widest undecided tree.
+//
+//   witness::Model model = witness::load_model("tests/fixtures/onnx/tree_binary.onnx");
+//   witness::Schema schema = witness::load_schema_for(model, "people.toml", "");
+//   std::string why;
+//   std::optional<witness::RawTrees> trees = witness::RawTrees::compile(model, schema, &why);
+//   Eigen::VectorXd lo(schema.size()), hi(schema.size());
+//   for (int f = 0; f < schema.size(); ++f) lo(f) = schema.feature(f).min, hi(f) = schema.feature(f).max;
+//   witness::BoxScores s = trees->scores(lo, hi);   // s.lo / s.hi per output; s.cut_feature to split
+//   int label = trees->label(s);                     // -1 while the box is not decided
+#pragma once
+
+#include <Eigen/Dense>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "domain/constraints.h"
+#include "domain/schema.h"
+#include "model/model.h"
+
+namespace witness {
+
+// What a box gives the ensemble: bounds per output of the tree-ensemble node, whether every tree
+// reaches one leaf (then the label is exact), and a cut that splits an undecided tree.
+struct BoxScores {
+  std::vector<double> lo, hi;
+  bool leaves_only = true;
+  int cut_feature = -1;     // raw feature of the chosen undecided split (-1: none)
+  double cut = 0.0;         // split the box into (feature <= cut) and (feature > cut)
+  double cut_weight = 0.0;  // the spread of the tree it settles (largest wins)
+};
+
+class RawTrees {
+ public:
+  // nullopt, with the reason in *why, when the model has no tree-ensemble node, reads it through
+  // something other than per-feature preprocessing, or decides on it in a way bounds cannot follow.
+  static std::optional<RawTrees> compile(const Model& model, const Schema& schema, std::string* why);
+
+  // Bounds over the raw box [lo, hi] (inclusive; real features by value, others by code).
+  [[nodiscard]] BoxScores scores(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi) const;
+  // The label every point of the box gets, or -1 when the bounds leave it open.
+  [[nodiscard]] int label(const BoxScores& s) const;
+  // Whether some tree splits on one of `features` inside the box (false: those features cannot
+  // change any output there).
+  [[nodiscard]] bool reads_any(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi,
+                               const std::vector<bool>& features) const;
+  // How every split that reads one of `features` tests the point: two points with the same
+  // fingerprint differ in no output, whatever the other features are.
+  [[nodiscard]] std::vector<char> fingerprint(const Eigen::VectorXd& point, const std::vector<bool>& features) const;
+  // Features some split reads.
+  [[nodiscard]] const std::vector<bool>& read_features() const { return read_; }
+  [[nodiscard]] std::size_t split_count() const { return splits_.size(); }
+
+  // A test of one raw feature: true iff (v <= cut) == below, or v's code is in the set.
+  struct Split {
+    int feature = -1;  // -1: the same for every input (`constant`)
+    bool constant = false;
+    bool below = true;
+    double cut = 0.0;
+    int set = -1;  // index into set_prefix_ (small integer domains whose test is not one cut)
+  };
+
+ private:
+  struct TreeNode {
+    int split = -1;  // -1: leaf
+    int true_child = -1, false_child = -1;
+    int leaf = -1;  // leaf: offset of its n_targets weights in leaf_weights_
+  };
+  struct Tree {
+    std::vector<TreeNode> nodes;
+    double spread = 0.0;  // largest minus smallest leaf weight, over targets
+  };
+  [[nodiscard]] Truth test(const Split& s, const Eigen::VectorXd& lo, const Eigen::VectorXd& hi) const;
+
+  std::vector<Split> splits_;
+  std::vector<std::vector<int>> set_prefix_;  // per set split: count of true codes below each code
+  std::vector<double> set_base_;              // per set split: the feature's smallest code
+  std::vector<Tree> trees_;
+  std::vector<double> leaf_weights_;
+  std::vector<bool> read_;
+  const Model* model_ = nullptr;
+  int ensemble_node_ = -1;
+  std::vector<int> post_nodes_;  // nodes between the ensemble and the decision rule, in order
+  int n_targets_ = 1;            // targets the trees add to
+  double scale_ = 1.0;           // 1 / trees for an average
+  std::vector<double> base_;
+  bool binary_pair_ = false;  // outputs [total - s, s]: one score for a binary classifier
+  double binary_total_ = 0.0;
+};
+
+}  // namespace witness
