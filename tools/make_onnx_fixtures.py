@@ -24,8 +24,9 @@ def f32(values):
     return np.asarray(values, dtype=np.float32).astype(np.float64)
 
 
-def save(model, name, expected=None):
-    onnx.checker.check_model(model)
+def save(model, name, expected=None, check=True):
+    if check:  # onnx 1.12's checker does not know ai.onnx.ml 5 (TreeEnsemble)
+        onnx.checker.check_model(model)
     path = os.path.join(OUT, name + ".onnx")
     data = model.SerializeToString()
     with open(path, "wb") as f:
@@ -215,6 +216,140 @@ def tree_models():
          {"inputs": rows(rx), "outputs": rows(ry), "labels": [int(v) for v in np.argmax(ry, axis=1)]})
 
 
+# --- (b2) ai.onnx.ml 5 TreeEnsemble --------------------------------------------------------------
+
+ML5 = helper.make_opsetid("ai.onnx.ml", 5)
+V5_LEQ, V5_LT, V5_GTE, V5_GT, V5_EQ, V5_NEQ, V5_MEMBER = range(7)
+
+
+def v5_node(attrs, name, dtype=np.float32):
+    """A TreeEnsemble node from plain lists: the tensor attributes are made here (onnx 1.12's
+    make_node does not know the op, so nothing checks them)."""
+    a = dict(attrs)
+    a["nodes_splits"] = numpy_helper.from_array(np.asarray(a["nodes_splits"], dtype=dtype), "nodes_splits")
+    a["nodes_modes"] = numpy_helper.from_array(np.asarray(a["nodes_modes"], dtype=np.uint8), "nodes_modes")
+    a["leaf_weights"] = numpy_helper.from_array(np.asarray(a["leaf_weights"], dtype=dtype), "leaf_weights")
+    if "membership_values" in a:
+        a["membership_values"] = numpy_helper.from_array(np.asarray(a["membership_values"], dtype=dtype),
+                                                         "membership_values")
+    return helper.make_node("TreeEnsemble", ["X"], ["Y"], name=name, domain="ai.onnx.ml", **a)
+
+
+def v5_model(attrs, name, n_features, n_targets, dtype=np.float32, ml=ML5):
+    elem = TensorProto.FLOAT if dtype == np.float32 else TensorProto.DOUBLE
+    graph = helper.make_graph([v5_node(attrs, name, dtype)], name,
+                              [helper.make_tensor_value_info("X", elem, ["N", n_features])],
+                              [helper.make_tensor_value_info("Y", elem, ["N", n_targets])])
+    return helper.make_model(graph, opset_imports=[CORE, ml])
+
+
+def v5_save(attrs, name, x, n_targets, dtype=np.float32, labels=None):
+    import onnx_numpy_eval as ev
+
+    model = v5_model(attrs, name, x.shape[1], n_targets, dtype)
+    y = ev.run(model, {"X": x.astype(dtype)})["Y"]
+    if labels is None:
+        labels = [int(v) for v in np.argmax(y, axis=1)]
+    # NaN inputs are written as null (JSON has no NaN).
+    inputs = [[None if np.isnan(v) else float(v) for v in r] for r in np.asarray(x, dtype=np.float64)]
+    save(model, name, {"inputs": inputs, "outputs": rows(y), "labels": labels}, check=False)
+
+
+def tree_ensemble_v5_models():
+    rng = np.random.default_rng(23)
+    # Four trees over 4 features (feature 2 categorical 0..5), interior nodes stored out of order:
+    #   tree 0, root 3: 2 in {1, 3, 4} (NaN true) ? (0 <= 0.25 ? leaf 0 : leaf 1) : leaf 2
+    #   tree 1, root 1: 3 > -0.5 (NaN true) ? (1 != 0.5 ? leaf 3 : leaf 4)
+    #                                       : (2 in {0, 5} ? leaf 5 : (0 >= -1 ? leaf 6 : leaf 7))
+    #   tree 2, root 6: one leaf (both branches to leaf 8)
+    #   tree 3, root 7: 2 == 2 ? leaf 9 : (3 < 1 ? leaf 10 : leaf 11)
+    # The sets are listed in node order (node 2's first), unsorted, with a repeat, no final NaN.
+    attrs = {
+        "tree_roots": [3, 1, 6, 7],
+        "nodes_featureids": [0, 3, 2, 2, 1, 0, 1, 2, 3],
+        "nodes_splits": [0.25, -0.5, 0.0, 0.0, 0.5, -1.0, 0.0, 2.0, 1.0],
+        "nodes_modes": [V5_LEQ, V5_GT, V5_MEMBER, V5_MEMBER, V5_NEQ, V5_GTE, V5_LT, V5_EQ, V5_LT],
+        "nodes_truenodeids": [0, 4, 5, 0, 3, 6, 8, 9, 10],
+        "nodes_trueleafs": [1, 0, 1, 0, 1, 1, 1, 1, 1],
+        "nodes_falsenodeids": [1, 2, 5, 2, 4, 7, 8, 8, 11],
+        "nodes_falseleafs": [1, 0, 0, 1, 1, 1, 1, 0, 1],
+        "nodes_missing_value_tracks_true": [0, 1, 0, 1, 0, 0, 0, 0, 0],
+        "membership_values": [5.0, 0.0, np.nan, 4.0, 1.0, 3.0, 1.0],
+        "leaf_targetids": [0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2],
+        "leaf_weights": [0.5, 1.25, -0.75, 0.3, -0.2, 1.9, 0.45, -0.6, 0.05, 0.15, 0.7, -0.35],
+        "n_targets": 3,
+        "aggregate_function": 1,
+        "post_transform": 0,
+    }
+    n = 48
+    x = np.column_stack([rng.uniform(-2, 2, n), rng.uniform(-1, 2, n), rng.integers(0, 7, n),
+                         rng.uniform(-2, 2, n)])
+    x[:8, 0] = [0.25, -1.0, 0.25, -1.0, 0.0, 1.0, -2.0, 0.3]  # on the splits
+    x[8:12, 1] = 0.5
+    x[12:16, 3] = [-0.5, 1.0, -0.5, 1.0]
+    for r, c in [(16, 0), (17, 1), (18, 2), (19, 3), (20, 2), (20, 3), (21, 0), (21, 2), (22, 3), (23, 2)]:
+        x[r, c] = np.nan
+    x = f32(x)
+    v5_save(attrs, "tree_ensemble_v5", x, 3)
+    v5_save(dict(attrs, aggregate_function=2), "tree_ensemble_v5_min", x, 3)
+
+    # One target in double, AVERAGE of two trees, LOGISTIC: label 1 iff the average > 0. The
+    # membership list ends with a NaN; a set holds a non-integer value.
+    battrs = {
+        "tree_roots": [0, 2],
+        "nodes_featureids": [1, 0, 2],
+        "nodes_splits": [0.0, 0.1, 0.0],
+        "nodes_modes": [V5_MEMBER, V5_LEQ, V5_MEMBER],
+        "nodes_truenodeids": [0, 1, 3],
+        "nodes_trueleafs": [1, 1, 1],
+        "nodes_falsenodeids": [1, 2, 4],
+        "nodes_falseleafs": [0, 1, 1],
+        "nodes_missing_value_tracks_true": [1, 0, 0],
+        "membership_values": [2.0, 7.0, 0.5, np.nan, 1.0, np.nan],
+        "leaf_targetids": [0, 0, 0, 0, 0],
+        "leaf_weights": [1.5, -0.4, 0.6, -1.1, 0.35],
+        "n_targets": 1,
+        "aggregate_function": 0,
+        "post_transform": 2,
+    }
+    bx = np.column_stack([rng.integers(0, 9, 30) * 0.5, rng.uniform(-1, 1, 30), rng.integers(0, 3, 30)])
+    bx[:3, 0] = 0.1
+    bx[3, 1] = np.nan
+    bx[4, 2] = np.nan
+    bx[5, 1] = 0.5
+    import onnx_numpy_eval as ev
+
+    raw = ev.run(v5_model(dict(battrs, post_transform=0), "raw", 3, 1, np.float64), {"X": bx})["Y"][:, 0]
+    v5_save(battrs, "tree_ensemble_v5_binary", bx, 1, np.float64, labels=[int(v > 0) for v in raw])
+
+    # Malformed variants of the first model: each must be an InputError naming what is wrong.
+    def bad(name, ml=ML5, **changes):
+        a = dict(attrs)
+        for k, v in changes.items():
+            a[k] = v
+        model = v5_model(a, "tree_ensemble_v5_bad_" + name, 4, 3, ml=ml)
+        save(model, "tree_ensemble_v5_bad_" + name, check=False)
+
+    def edit(key, i, v):
+        out = list(attrs[key])
+        out[i] = v
+        return out
+
+    bad("child", nodes_truenodeids=edit("nodes_truenodeids", 1, 99))
+    bad("leaf", nodes_falsenodeids=edit("nodes_falsenodeids", 0, 12))
+    bad("two_parents", nodes_truenodeids=edit("nodes_truenodeids", 5, 4), nodes_trueleafs=edit("nodes_trueleafs", 5, 0))
+    bad("cycle", nodes_truenodeids=edit("nodes_truenodeids", 4, 1), nodes_trueleafs=edit("nodes_trueleafs", 4, 0))
+    bad("nan_split", nodes_splits=edit("nodes_splits", 0, np.nan))
+    bad("mode", nodes_modes=edit("nodes_modes", 0, 7))
+    bad("sets", membership_values=[5.0, 0.0])
+    bad("target", leaf_targetids=edit("leaf_targetids", 2, 3))
+    bad("sizes", nodes_falseleafs=attrs["nodes_falseleafs"][:-1])
+    bad("root", tree_roots=[3, 1, 6, 7, 42])
+    bad("feature", nodes_featureids=edit("nodes_featureids", 4, 4))
+    bad("unreached", tree_roots=[3, 1, 6])
+    bad("opset", ml=ML)
+
+
 # --- (c) linear classifiers -----------------------------------------------------------------------
 
 def softmax(z):
@@ -350,8 +485,13 @@ def malformed(valid_bytes):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # onnx_numpy_eval
+    if sys.argv[1:] == ["tree_ensemble_v5"]:  # only these: the others need torch
+        tree_ensemble_v5_models()
+        return 0
     torch_mlps()
     tree_models()
+    tree_ensemble_v5_models()
     linear_models()
     ops_model()
     with open(os.path.join(OUT, "mlp_torch.onnx"), "rb") as f:

@@ -482,6 +482,75 @@ def ml_TreeEnsembleClassifier(node, a, x):
     return [np.array(y, dtype=object if strings else np.int64), out]
 
 
+def ml_TreeEnsemble(node, a, x):
+    """ai.onnx.ml 5 TreeEnsemble, from its specification: interior nodes in nodes_*, leaves in
+    leaf_*; a child id is a leaf index where nodes_trueleafs/falseleafs is 1. A NaN feature goes
+    the way nodes_missing_value_tracks_true says (false when absent), whatever the mode. The
+    BRANCH_MEMBER sets are the NaN-separated runs of membership_values, in node order. Compares in
+    the input's type (splits have it too); sums leaf weights in float64, in tree order."""
+    x = np.asarray(x)
+    if x.ndim == 1:
+        x = x.reshape(1, -1)
+    splits = np.asarray(numpy_helper.to_array(a["nodes_splits"]), dtype=np.float64)
+    modes = [int(m) for m in numpy_helper.to_array(a["nodes_modes"])]
+    weights = np.asarray(numpy_helper.to_array(a["leaf_weights"]), dtype=np.float64)
+    targets = list(a["leaf_targetids"])
+    feats = list(a["nodes_featureids"])
+    trues, falses = list(a["nodes_truenodeids"]), list(a["nodes_falsenodeids"])
+    true_leaf, false_leaf = list(a["nodes_trueleafs"]), list(a["nodes_falseleafs"])
+    missing = list(a.get("nodes_missing_value_tracks_true", [0] * len(feats)))
+    roots = list(a["tree_roots"])
+    n_targets = int(a.get("n_targets", max(targets) + 1))
+    agg = int(a.get("aggregate_function", 1))
+    pt = int(a.get("post_transform", 0))
+    sets, current = [], []
+    if "membership_values" in a:
+        for v in np.asarray(numpy_helper.to_array(a["membership_values"]), dtype=np.float64):
+            if np.isnan(v):
+                sets.append(current)
+                current = []
+            else:
+                current.append(v)
+        if current:
+            sets.append(current)
+    member_set = {}
+    for i, m in enumerate(modes):
+        if m == 6:
+            member_set[i] = set(sets[len(member_set)])
+    out = np.zeros((x.shape[0], n_targets))
+    for r in range(x.shape[0]):
+        row = x[r].astype(np.float64)
+        acc = [None] * n_targets
+        for root in roots:
+            i, leaf = root, False
+            while not leaf:
+                v, th, m = row[feats[i]], splits[i], modes[i]
+                if np.isnan(v):
+                    go = bool(missing[i])
+                else:
+                    go = [v <= th, v < th, v >= th, v > th, v == th, v != th, v in member_set.get(i, ())][m]
+                i, leaf = (trues[i], true_leaf[i]) if go else (falses[i], false_leaf[i])
+            t, w = targets[i], weights[i]
+            if acc[t] is None:
+                acc[t] = w
+            elif agg in (0, 1):
+                acc[t] += w
+            else:
+                acc[t] = min(acc[t], w) if agg == 2 else max(acc[t], w)
+        vals = np.array([0.0 if v is None else v for v in acc])
+        if agg == 0:
+            vals /= len(roots)
+        out[r] = vals
+    if pt == 1:
+        e = np.exp(out - out.max(axis=1, keepdims=True))
+        out = e / e.sum(axis=1, keepdims=True)
+    elif pt == 2:
+        out = 1.0 / (1.0 + np.exp(-out))
+    elif pt != 0:
+        raise NotImplementedError("post_transform %d" % pt)
+    return [out]
+
+
 def ml_ZipMap(node, a, x):
     keys = a.get("classlabels_strings") or [int(i) for i in a["classlabels_int64s"]]
     return [[{k: float(v) for k, v in zip(keys, row)} for row in np.asarray(x)]]

@@ -83,11 +83,11 @@ def _single_output(estimator: Any) -> None:
 
 def from_sklearn(estimator: Any, feature_names: Optional[Sequence[str]] = None, name: Optional[str] = None) -> Any:
     """A witness Model from a fitted LogisticRegression, MLPClassifier, DecisionTreeClassifier,
-    RandomForestClassifier or GradientBoostingClassifier, or a Pipeline of preprocessing steps
-    (ColumnTransformer, OneHotEncoder, OrdinalEncoder, the scalers, SimpleImputer) ending in one.
-    Its labels are the estimator's class indices (model.classes names them), and agree with
-    estimator.predict. A Pipeline's model reads the raw columns: model.columns says how (the
-    schema comes with it: Schema.from_pipeline)."""
+    RandomForestClassifier, GradientBoostingClassifier or HistGradientBoostingClassifier, or a
+    Pipeline of preprocessing steps (ColumnTransformer, OneHotEncoder, OrdinalEncoder, the scalers,
+    SimpleImputer) ending in one. Its labels are the estimator's class indices (model.classes names
+    them), and agree with estimator.predict. A Pipeline's model reads the raw columns: model.columns
+    says how (the schema comes with it: Schema.from_pipeline)."""
     kind = type(estimator).__name__
     if kind == "Pipeline":
         columns, sources, clf = encode_pipeline(estimator)
@@ -166,10 +166,104 @@ def _classifier(estimator: Any, names: List[str], title: str, source: str) -> An
         if len(classes) == 2:  # the log-odds of class 1 > 0
             return b.finish(t, "threshold", t, 0.0, classes, source)
         return b.finish(t, "argmax", t, 0.0, classes, source)
+    if kind == "HistGradientBoostingClassifier":
+        if getattr(estimator, "_preprocessor", None) is not None:
+            # Newer scikit-learn encodes pandas categorical columns itself before the trees.
+            raise InputError("from_sklearn: HistGradientBoostingClassifier with categorical_features='from_dtype' "
+                             "encodes its input itself; not supported (encode the columns in a Pipeline step)")
+        known, f_map = estimator._bin_mapper.make_known_categories_bitsets()
+        trees = []
+        for iteration in estimator._predictors:  # [iterations][K] TreePredictor
+            for target, predictor in enumerate(iteration):
+                trees.append(_hist_tree(predictor, known, f_map, target))
+        k = int(estimator.n_trees_per_iteration_)  # 1 for two classes, else one tree per class
+        base = [float(v) for v in np.asarray(estimator._baseline_prediction, dtype=np.float64).reshape(-1)]
+        if not trees:  # no iteration: every input gets the baseline
+            trees = [_constant_tree()]
+        t = b.tree_ensemble(x, trees, k, "sum", base, False)
+        if len(classes) == 2:  # predict_proba's argmax: expit(raw) > 1/2, i.e. raw > 0
+            return b.finish(t, "threshold", t, 0.0, classes, source)
+        return b.finish(t, "argmax", t, 0.0, classes, source)  # softmax is monotone: argmax of raw
     raise InputError(
         f"from_sklearn: {kind} is not supported (LogisticRegression, MLPClassifier, DecisionTreeClassifier, "
-        "RandomForestClassifier, GradientBoostingClassifier)"
+        "RandomForestClassifier, GradientBoostingClassifier, HistGradientBoostingClassifier)"
     )
+
+
+def _bitset_values(bits: np.ndarray) -> List[int]:
+    """The categories (0..255) in one of scikit-learn's 8 x uint32 bitsets."""
+    words = np.asarray(bits, dtype=np.uint32).reshape(-1)
+    return [32 * w + b for w in range(len(words)) for b in range(32) if (int(words[w]) >> b) & 1]
+
+
+def _hist_tree(predictor: Any, known: np.ndarray, f_map: np.ndarray, target: int) -> Dict[str, Any]:
+    """One HistGradientBoosting TreePredictor as flat arrays. Its nodes are stored parent first.
+    scikit-learn predicts on float64 X: a numeric node sends x left iff x <= num_threshold, NaN by
+    missing_go_to_left. A categorical node sends left the raw categories of its bitset; the other
+    known categories go right; NaN, negative values and categories unseen in fit go the missing
+    way. The converted node tests membership in the set of categories that do not go the missing
+    way, so everything outside it goes the missing way too. (scikit-learn truncates a non-integer
+    category and wraps one >= 256; the converted node treats those as unknown.)"""
+    nodes = predictor.nodes
+    n = len(nodes)
+    leaf = nodes["is_leaf"].astype(bool)
+    modes: List[str] = []
+    members: List[List[float]] = []
+    true_child: List[int] = []
+    false_child: List[int] = []
+    thresholds: List[float] = []
+    missing_true: List[bool] = []
+    for i in range(n):
+        nd = nodes[i]
+        if leaf[i]:
+            modes.append("leaf")
+            members.append([])
+            true_child.append(-1)
+            false_child.append(-1)
+            thresholds.append(0.0)
+            missing_true.append(False)
+            continue
+        left, right, missing_left = int(nd["left"]), int(nd["right"]), bool(nd["missing_go_to_left"])
+        if nd["is_categorical"]:
+            goes_left = set(_bitset_values(predictor.raw_left_cat_bitsets[int(nd["bitset_idx"])]))
+            seen = set(_bitset_values(known[int(f_map[int(nd["feature_idx"])])]))
+            if missing_left:  # the known categories going right are the set; the rest goes left
+                values, t, f = sorted(seen - goes_left), right, left
+            else:
+                values, t, f = sorted(goes_left), left, right
+            if not values:  # everything goes one way
+                values, t = [-1.0], f  # never a category: -1 goes the missing way, like everything else
+            modes.append("in")
+            members.append([float(v) for v in values])
+            true_child.append(t)
+            false_child.append(f)
+            thresholds.append(0.0)
+            missing_true.append(False)  # NaN: the false side, the missing way
+        else:
+            modes.append("<=")
+            members.append([])
+            true_child.append(left)
+            false_child.append(right)
+            thresholds.append(float(nd["num_threshold"]))
+            missing_true.append(missing_left)
+    leaf_nodes = np.flatnonzero(leaf)
+    return {
+        "mode": modes,
+        "feature": [int(v) for v in nodes["feature_idx"]],
+        "threshold": thresholds,
+        "true_child": true_child,
+        "false_child": false_child,
+        "members": members,
+        "missing_true": missing_true,
+        "leaf_node": leaf_nodes.tolist(),
+        "leaf_target": [target] * len(leaf_nodes),
+        "leaf_weight": nodes["value"][leaf_nodes].astype(np.float64).tolist(),
+    }
+
+
+def _constant_tree() -> Dict[str, Any]:
+    return {"mode": ["leaf"], "feature": [0], "threshold": [0.0], "true_child": [-1], "false_child": [-1],
+            "leaf_node": [0], "leaf_target": [0], "leaf_weight": [0.0]}
 
 
 def _raw_init(estimator: Any, n: int, k: int) -> List[float]:

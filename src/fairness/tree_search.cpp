@@ -23,8 +23,8 @@ namespace witness {
 
 namespace {
 
-constexpr double kEnumeratedPoints = 16.0;  // boxes this small are decided point by point
-constexpr std::size_t kMaxOpen = std::size_t{1} << 22;
+constexpr double kEnumeratedPoints = 16.0;              // boxes this small are decided point by point
+constexpr std::size_t kMaxOpen = std::size_t{1} << 20;  // about 400 MB of open boxes on 20 features
 
 struct Box {
   Eigen::VectorXd lo, hi;  // raw bounds per schema feature (protected entries unused)

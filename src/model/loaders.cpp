@@ -16,11 +16,33 @@ std::string lower_extension(const std::string& path) {
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
   return ext;
 }
+
+// XGBoost's JSON has a top-level "learner" object; mlp-json-v1 says its format.
+bool is_xgboost_json(const std::string& text) {
+  return text.find("\"learner\"") != std::string::npos && text.find("\"mlp-json-v1\"") == std::string::npos;
+}
+
+// LightGBM's text models start with the line `tree`.
+bool is_lightgbm_text(std::string_view head) {
+  const auto first = head.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return false;
+  head.remove_prefix(first);
+  return head.starts_with("tree\n") || head.starts_with("tree\r\n");
+}
+
+// UBJSON objects start with '{' and then a length marker (text JSON: '"' or '}').
+bool is_ubjson(std::string_view head) {
+  return head.size() > 1 && head[0] == '{' && std::string_view("iUIlL$#").find(head[1]) != std::string_view::npos;
+}
 }  // namespace
 
 Model load_model(const std::string& path) {
   const std::string ext = lower_extension(path);
-  if (ext == "json") return load_mlp_json(path);
+  if (ext == "json") {
+    const std::string text = read_file(path);
+    return is_xgboost_json(text) ? parse_xgboost_json(text, path) : parse_mlp_json(text, path);
+  }
+  if (ext == "ubj") return load_xgboost_json(path);
   if (ext == "h5" || ext == "hdf5" || ext == "keras") return load_keras_h5(path);
   if (ext == "onnx") return load_onnx(path);
   if (ext == "nnet") return load_nnet(path);
@@ -28,8 +50,13 @@ Model load_model(const std::string& path) {
   // header comments or a digit (ONNX protobufs start with a field tag, 0x08 in practice).
   const std::string head = read_file(path).substr(0, 64);
   if (head.rfind("\x89HDF", 0) == 0) return load_keras_h5(path);
+  if (is_lightgbm_text(head)) return load_lightgbm_text(path);
+  if (is_ubjson(head)) return load_xgboost_json(path);
   const auto first = head.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && head[first] == '{') return load_mlp_json(path);
+  if (first != std::string::npos && head[first] == '{') {
+    const std::string text = read_file(path);
+    return is_xgboost_json(text) ? parse_xgboost_json(text, path) : parse_mlp_json(text, path);
+  }
   if (first != std::string::npos &&
       (head.compare(first, 2, "//") == 0 || std::isdigit(static_cast<unsigned char>(head[first])) != 0)) {
     return load_nnet(path);
@@ -43,7 +70,8 @@ Model load_model(const std::string& path) {
     // Not even a protobuf: say what was tried rather than blaming ONNX alone.
     if (std::string_view(e.what()).ends_with("not a valid ONNX protobuf")) {
       throw InputError(path, "",
-                       "unrecognised model file: not HDF5, JSON, .nnet text or an ONNX protobuf (name it .h5, .json, "
+                       "unrecognised model file: not HDF5, JSON, UBJSON, LightGBM or .nnet text, or an ONNX protobuf "
+                       "(name it .h5, .json, "
                        ".nnet or .onnx to pick a loader)");
     }
     throw;

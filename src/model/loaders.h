@@ -1,5 +1,6 @@
 // Loading and saving models. load_model() picks the loader from the file's extension (.json, .h5,
-// .onnx, .nnet) and, when the extension says nothing, from its first bytes:
+// .onnx, .nnet, .ubj, .txt) and its content (an XGBoost JSON has a "learner" key, a LightGBM text
+// model starts with the line `tree`), and, when the extension says nothing, from its first bytes:
 //
 //   witness::Model m = witness::load_model("benchmarks/fairify/models/adult/AC1.h5");
 //   witness::save_onnx(m, "AC1.onnx");          // the same network as a standard ONNX graph
@@ -27,11 +28,21 @@ Model load_onnx(const std::string& path);      // ONNX, with ai.onnx.ml trees an
 // it they are ignored (as FairQuant does). The input minimums/maximums go to Model::input_bounds;
 // inputs are never clipped to them.
 Model load_nnet(const std::string& path, bool apply_normalisation = true);
+// XGBoost Booster.save_model files (1.7 format), JSON or UBJSON (.ubj): gbtree boosters with the
+// binary:logistic, binary:logitraw, binary:hinge, reg:logistic, multi:softprob or multi:softmax
+// objective. Splits keep XGBoost's float32 semantics exactly; margins are summed in double.
+Model load_xgboost_json(const std::string& path);
+// LightGBM text models (Booster.save_model's model.txt): binary, cross_entropy, multiclass and
+// multiclassova objectives, numerical and categorical splits, the three missing-value types.
+Model load_lightgbm_text(const std::string& path);
 
 // Parses mlp-json-v1 text; `path` is only used in messages.
 Model parse_mlp_json(const std::string& text, const std::string& path);
 // Parses ONNX bytes; `path` is only used in messages.
 Model parse_onnx(const std::string& bytes, const std::string& path);
+// Parse XGBoost JSON/UBJSON bytes and LightGBM model text; `path` is only used in messages.
+Model parse_xgboost_json(const std::string& bytes, const std::string& path);
+Model parse_lightgbm_text(const std::string& text, const std::string& path);
 // Parses .nnet text; `path` is only used in messages and for the model's name.
 Model parse_nnet(const std::string& text, const std::string& path, bool apply_normalisation = true);
 

@@ -156,6 +156,7 @@ class Loader {
   void op_argmax(const Ctx& c);
   void op_tree_classifier(const Ctx& c);
   void op_tree_regressor(const Ctx& c);
+  void op_tree_ensemble(const Ctx& c);
   void op_linear_classifier(const Ctx& c);
   void op_linear_regressor(const Ctx& c);
   void op_scaler(const Ctx& c);
@@ -187,6 +188,7 @@ class Loader {
   std::unordered_map<std::string, std::vector<std::pair<const onnx::NodeProto*, int>>> consumers_;
   std::unordered_set<std::string> graph_outputs_;
   std::int64_t opset_ = 13;
+  std::int64_t ml_opset_ = 5;  // ai.onnx.ml; a model that imports none is taken at its newest
 };
 
 // A graph in the shape skl2onnx gives a scikit-learn Pipeline: one input per raw column (string,

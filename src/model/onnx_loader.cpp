@@ -42,6 +42,11 @@ void Loader::convert(const Ctx& c, const std::string& domain) {
   if (domain == "ai.onnx.ml") {
     if (op == "TreeEnsembleClassifier") return op_tree_classifier(c);
     if (op == "TreeEnsembleRegressor") return op_tree_regressor(c);
+    if (op == "TreeEnsemble") {
+      if (ml_opset_ < 5)
+        fail(c.where, fmt::format("TreeEnsemble needs ai.onnx.ml opset 5; the model imports {}", ml_opset_));
+      return op_tree_ensemble(c);
+    }
     if (op == "LinearClassifier") return op_linear_classifier(c);
     if (op == "LinearRegressor") return op_linear_regressor(c);
     if (op == "Scaler") return op_scaler(c);
@@ -90,6 +95,7 @@ void Loader::convert(const Ctx& c, const std::string& domain) {
 Model Loader::load(const onnx::ModelProto& mp) {
   for (const auto& o : mp.opset_import()) {
     if (o.domain().empty() || o.domain() == "ai.onnx") opset_ = o.version();
+    if (o.domain() == "ai.onnx.ml") ml_opset_ = o.version();
   }
   if (!mp.has_graph()) fail("", "the model has no graph");
   const onnx::GraphProto& g = mp.graph();

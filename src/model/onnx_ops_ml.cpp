@@ -1,11 +1,15 @@
-// ONNX loader: the ai.onnx.ml ops: TreeEnsembleClassifier/Regressor, LinearClassifier/Regressor
+// ONNX loader: the ai.onnx.ml ops: TreeEnsembleClassifier/Regressor, TreeEnsemble (ai.onnx.ml 5),
+// LinearClassifier/Regressor
 // and Scaler (ZipMap is an alias, in the dispatch). See onnx_internal.h.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "model/onnx_internal.h"
 
@@ -271,6 +275,198 @@ void Loader::op_tree_regressor(const Ctx& c) {
   te->base_values = attr_floats_or_tensor(c, "base_values");
   const int raw = b_->tree_ensemble(x.node, te, c.where);
   const int out = post_transform(raw, c);
+  set(c, 0, dynamic(out, x.batched, x.batched ? Dims{n_targets} : Dims{1, n_targets}, c.where));
+}
+
+namespace {
+
+// ai.onnx.ml 5 TreeEnsemble's nodes_modes values.
+constexpr std::array<TreeEnsemble::Mode, 7> kV5Modes = {
+    TreeEnsemble::Mode::Leq, TreeEnsemble::Mode::Lt,  TreeEnsemble::Mode::Geq,   TreeEnsemble::Mode::Gt,
+    TreeEnsemble::Mode::Eq,  TreeEnsemble::Mode::Neq, TreeEnsemble::Mode::Member};
+
+}  // namespace
+
+// ai.onnx.ml 5 TreeEnsemble: interior nodes (nodes_*) and leaves (leaf_*) in separate arrays; a
+// child is a node index or, where nodes_trueleafs/falseleafs says so, a leaf index. Each tree is
+// copied out from its root, children numbered after their parent as the IR requires.
+void Loader::op_tree_ensemble(const Ctx& c) {
+  const Value x = features(c, 0);
+  const int n_features = b_->width(x.node);
+  auto tensor_attr = [&](const char* name, bool required) -> std::vector<double> {
+    const auto* a = attr(c, name);
+    if (a == nullptr) {
+      if (required) fail(c.where, fmt::format("attribute '{}' is missing", name));
+      return {};
+    }
+    if (a->type() != onnx::AttributeProto::TENSOR && !(a->type() == onnx::AttributeProto::UNDEFINED && a->has_t())) {
+      fail(c.where, fmt::format("attribute '{}' must be a tensor", name));
+    }
+    return parse_tensor(a->t(), fmt::format("{} attribute '{}'", c.where, name)).data;
+  };
+  const auto roots = attr_ints(c, "tree_roots");
+  const auto feature_ids = attr_ints(c, "nodes_featureids");
+  const auto true_ids = attr_ints(c, "nodes_truenodeids");
+  const auto false_ids = attr_ints(c, "nodes_falsenodeids");
+  const auto true_leafs = attr_ints(c, "nodes_trueleafs");
+  const auto false_leafs = attr_ints(c, "nodes_falseleafs");
+  const auto missing = attr_ints(c, "nodes_missing_value_tracks_true");
+  const auto target_ids = attr_ints(c, "leaf_targetids");
+  const std::vector<double> splits = tensor_attr("nodes_splits", true);
+  const std::vector<double> modes = tensor_attr("nodes_modes", true);
+  const std::vector<double> weights = tensor_attr("leaf_weights", true);
+  const std::vector<double> member_values = tensor_attr("membership_values", false);
+  const std::size_t n = feature_ids.size();
+  const std::size_t n_leaves = weights.size();
+  if (n == 0) fail(c.where, "tree ensemble has no interior nodes (nodes_featureids is empty)");
+  if (roots.empty()) fail(c.where, "tree ensemble has no trees (tree_roots is empty)");
+  if (splits.size() != n || modes.size() != n || true_ids.size() != n || false_ids.size() != n ||
+      true_leafs.size() != n || false_leafs.size() != n || (!missing.empty() && missing.size() != n)) {
+    fail(c.where, fmt::format("the nodes_* attributes must all have {} entries (one per interior node)", n));
+  }
+  if (n_leaves == 0 || target_ids.size() != n_leaves) {
+    fail(c.where, fmt::format("leaf_targetids has {} entries and leaf_weights {}; expected the same number, not 0",
+                              target_ids.size(), n_leaves));
+  }
+  std::int64_t max_target = 0;
+  for (std::size_t k = 0; k < n_leaves; ++k) {
+    if (!std::isfinite(weights[k])) fail(c.where, fmt::format("leaf {} has weight {}", k, weights[k]));
+    max_target = std::max(max_target, target_ids[k]);
+  }
+  // Absent n_targets: as many as the leaves name.
+  const std::int64_t n_targets = attr_int(c, "n_targets", std::min(max_target, kMaxWidth) + 1);
+  if (n_targets <= 0 || n_targets > kMaxWidth) fail(c.where, fmt::format("n_targets is {}", n_targets));
+  for (std::size_t k = 0; k < n_leaves; ++k) {
+    if (target_ids[k] < 0 || target_ids[k] >= n_targets)
+      fail(c.where, fmt::format("leaf {} has target id {}, but n_targets is {}", k, target_ids[k], n_targets));
+  }
+
+  // Per node: mode, threshold or set, and checked children.
+  std::vector<TreeEnsemble::Node> node(n);
+  std::size_t set_at = 0;  // next unread position of membership_values
+  for (std::size_t i = 0; i < n; ++i) {
+    TreeEnsemble::Node& nd = node[i];
+    const double m = modes[i];
+    if (!(m >= 0.0 && m < static_cast<double>(kV5Modes.size())) || m != std::floor(m)) {
+      fail(c.where, fmt::format("node {} has mode {} (expected 0 BRANCH_LEQ .. 6 BRANCH_MEMBER)", i, m));
+    }
+    nd.mode = kV5Modes[static_cast<std::size_t>(m)];
+    if (feature_ids[i] < 0 || feature_ids[i] >= n_features) {
+      fail(c.where, fmt::format("node {} tests feature {}, but the input has {}", i, feature_ids[i], n_features));
+    }
+    nd.feature = static_cast<int>(feature_ids[i]);
+    nd.missing_tracks_true = !missing.empty() && missing[i] != 0;
+    if (!missing.empty() && missing[i] != 0 && missing[i] != 1)
+      fail(c.where, fmt::format("node {} has nodes_missing_value_tracks_true {} (expected 0 or 1)", i, missing[i]));
+    if (nd.mode == TreeEnsemble::Mode::Member) {
+      // This node's set: the next run of membership_values up to a NaN (or the end); the sets are
+      // in the order of the BRANCH_MEMBER nodes.
+      if (set_at >= member_values.size())
+        fail(c.where, fmt::format("node {} is a BRANCH_MEMBER node without a set in membership_values", i));
+      for (; set_at < member_values.size() && !std::isnan(member_values[set_at]); ++set_at) {
+        const double v = member_values[set_at];
+        if (!std::isfinite(v)) fail(c.where, fmt::format("node {}'s set holds {}; expected finite values", i, v));
+        nd.members.push_back(v);
+      }
+      ++set_at;  // past the NaN
+      std::sort(nd.members.begin(), nd.members.end());
+      nd.members.erase(std::unique(nd.members.begin(), nd.members.end()), nd.members.end());
+      if (nd.members.empty()) {
+        // An empty set: no value is a member; only NaN may go true. x > +inf says the same.
+        nd.mode = TreeEnsemble::Mode::Gt;
+        nd.threshold = std::numeric_limits<double>::infinity();
+      }
+    } else {
+      if (std::isnan(splits[i])) fail(c.where, fmt::format("node {} has a NaN split value", i));
+      nd.threshold = splits[i];
+    }
+    for (const auto& [is_leaf, id, side] :
+         {std::tuple{true_leafs[i], true_ids[i], "true"}, std::tuple{false_leafs[i], false_ids[i], "false"}}) {
+      if (is_leaf != 0 && is_leaf != 1)
+        fail(c.where, fmt::format("node {} has nodes_{}leafs {} (expected 0 or 1)", i, side, is_leaf));
+      const auto bound = static_cast<std::int64_t>(is_leaf != 0 ? n_leaves : n);
+      if (id < 0 || id >= bound) {
+        fail(c.where, fmt::format("node {} has {} child {} {}, but there are {}", i, side,
+                                  is_leaf != 0 ? "leaf" : "node", id, bound));
+      }
+    }
+  }
+  if (set_at < member_values.size()) {
+    fail(c.where, "membership_values holds more sets than there are BRANCH_MEMBER nodes");
+  }
+
+  // Each interior node in one tree, reached once; each leaf from one parent. This also rules out
+  // cycles, so the copy below ends.
+  std::vector<std::int64_t> node_parent(n, -1);  // -2: a root
+  std::vector<std::int64_t> leaf_parent(n_leaves, -1);
+  auto te = std::make_shared<TreeEnsemble>();
+  for (std::size_t t = 0; t < roots.size(); ++t) {
+    const std::int64_t r = roots[t];
+    if (r < 0 || r >= static_cast<std::int64_t>(n))
+      fail(c.where, fmt::format("tree_roots[{}] is {}, but there are {} nodes", t, r, n));
+    if (node_parent[static_cast<std::size_t>(r)] != -1) {
+      fail(c.where, fmt::format("tree {}'s root, node {}, is also in another tree", t, r));
+    }
+    node_parent[static_cast<std::size_t>(r)] = -2;
+    TreeEnsemble::Tree tree;
+    // (IR index, ONNX index, is a leaf): IR slots are made before they are filled, children after
+    // their parent.
+    std::vector<std::tuple<int, std::int64_t, bool>> todo{{0, r, false}};
+    tree.nodes.emplace_back();
+    while (!todo.empty()) {
+      const auto [at, id, is_leaf] = todo.back();
+      todo.pop_back();
+      if (is_leaf) {
+        tree.leaves.push_back(
+            {at, static_cast<int>(target_ids[static_cast<std::size_t>(id)]), weights[static_cast<std::size_t>(id)]});
+        continue;
+      }
+      const auto i = static_cast<std::size_t>(id);
+      TreeEnsemble::Node nd = node[i];
+      for (const bool side : {true, false}) {
+        const std::int64_t child = side ? true_ids[i] : false_ids[i];
+        const bool leaf = (side ? true_leafs[i] : false_leafs[i]) != 0;
+        std::int64_t& parent =
+            leaf ? leaf_parent[static_cast<std::size_t>(child)] : node_parent[static_cast<std::size_t>(child)];
+        if (parent != -1 && !(leaf && parent == id)) {
+          fail(c.where,
+               fmt::format("{} {} has two parents (or is in a cycle); expected trees", leaf ? "leaf" : "node", child));
+        }
+        parent = id;
+        if (tree.nodes.size() >= static_cast<std::size_t>(std::numeric_limits<int>::max() / 2))
+          fail(c.where, "tree is too large");
+        const int slot = static_cast<int>(tree.nodes.size());
+        tree.nodes.emplace_back();  // a Leaf until filled
+        (side ? nd.true_child : nd.false_child) = slot;
+        todo.emplace_back(slot, child, leaf);
+      }
+      tree.nodes[static_cast<std::size_t>(at)] = std::move(nd);
+    }
+    te->trees.push_back(std::move(tree));
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (node_parent[i] == -1) fail(c.where, fmt::format("node {} is in no tree (no parent, not a root)", i));
+  }
+
+  te->n_targets = static_cast<int>(n_targets);
+  const std::int64_t agg = attr_int(c, "aggregate_function", 1);
+  static constexpr std::array<TreeEnsemble::Aggregate, 4> kAggregates = {
+      TreeEnsemble::Aggregate::Average, TreeEnsemble::Aggregate::Sum, TreeEnsemble::Aggregate::Min,
+      TreeEnsemble::Aggregate::Max};
+  if (agg < 0 || agg >= static_cast<std::int64_t>(kAggregates.size()))
+    fail(c.where, fmt::format("aggregate_function {} (expected 0 AVERAGE, 1 SUM, 2 MIN or 3 MAX)", agg));
+  te->aggregate = kAggregates[static_cast<std::size_t>(agg)];
+  const int raw = b_->tree_ensemble(x.node, te, c.where);
+  int out = raw;
+  switch (attr_int(c, "post_transform", 0)) {
+    case 0: break;
+    case 1: out = b_->unary(OpKind::Softmax, raw, c.where + "/softmax"); break;
+    case 2: out = b_->sigmoid(raw, c.where + "/logistic"); break;
+    case 3: unsupported(c.where, "post_transform 3 (SOFTMAX_ZERO) is not supported");
+    case 4: unsupported(c.where, "post_transform 4 (PROBIT) is not supported");
+    default:
+      fail(c.where, fmt::format("post_transform {} (expected 0 NONE .. 4 PROBIT)", attr_int(c, "post_transform", 0)));
+  }
   set(c, 0, dynamic(out, x.batched, x.batched ? Dims{n_targets} : Dims{1, n_targets}, c.where));
 }
 

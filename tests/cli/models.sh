@@ -54,4 +54,10 @@ check "convert .nnet to onnx keeps the normalisation" $?
 check "convert normalised .nnet to mlp-json-v1: clear error" $?
 "$W" convert --nnet-raw "$T/net.nnet" -o "$T/raw.json" && ! grep -q 'Div' <("$W" info "$T/raw.json")
 check "convert --nnet-raw" $?
+# XGBoost JSON/UBJSON and LightGBM text models (tests/fixtures/trees): info, and a label per row.
+for m in xgb_binary.json xgb_binary.ubj xgb_multi.json lgb_cat.txt; do
+  "$W" info "$SRC/tests/fixtures/trees/$m" >/dev/null &&
+    [[ $("$W" predict "$SRC/tests/fixtures/trees/$m" "$B/data/german.csv" --schema "$B/german.toml" | wc -l) -eq 1000 ]]
+  check "info and predict $m" $?
+done
 finish

@@ -53,9 +53,18 @@ run_witness 60 "$T/xp.labels" predict "$P/mlp.onnx" "$T/xp.csv" --schema "$T/lr.
 cmp -s "$T/xp.labels" "$T/lp.txt"
 check "every pair's x' replays on the model" $?
 
-# Trees: no exact engine yet; the auto engine answers (inconclusive or a witness), never an error.
+# Trees: the tree engine proves the decision tree fair (it never reads sex) and counts the forest's
+# unfair points exactly.
 run_witness 60 "$T/dt.json" fair "$P/dt.onnx" --data "$DATA" --protected sex --time-limit 10 --json
-check "fair dt.onnx: rc=$rc (10 or 20) $(head -c 200 "$T/err")" $((rc == 10 || rc == 20 ? 0 : 1))
+check "fair dt.onnx: rc=$rc (0) $(head -c 200 "$T/err")" $((rc == 0 ? 0 : 1))
+run_witness 60 "$T/rf.json" fair "$P/rf.onnx" --data "$DATA" --protected sex --time-limit 30 --quantify --json
+python3 - "$T/rf.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["verdict"] == "witness" and r["undecided"] == 0 and r["domain"]["exact"], r["domain"]
+assert 0.2 < r["falsified"] < 0.4, r["falsified"]
+PY
+check "fair rf.onnx --quantify: exact, 20-40% falsified (rc=$rc)" $?
 
 # A schema without the scaler describes the same widths: refused, naming the feature.
 grep -v -e '^center = ' -e '^multiply = ' "$T/lr.toml" >"$T/noscale.toml"

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -42,8 +43,11 @@ Expected expected(const std::string& name) {
   e.inputs.resize(static_cast<Eigen::Index>(x.at(0).size()), static_cast<Eigen::Index>(x.size()));
   e.outputs.resize(static_cast<Eigen::Index>(y.at(0).size()), static_cast<Eigen::Index>(y.size()));
   for (std::size_t r = 0; r < x.size(); ++r) {
-    for (std::size_t c = 0; c < x[r].size(); ++c)
-      e.inputs(static_cast<Eigen::Index>(c), static_cast<Eigen::Index>(r)) = x[r][c];
+    for (std::size_t c = 0; c < x[r].size(); ++c) {
+      // null: a missing value (JSON has no NaN)
+      e.inputs(static_cast<Eigen::Index>(c), static_cast<Eigen::Index>(r)) =
+          x[r][c].is_null() ? std::numeric_limits<double>::quiet_NaN() : x[r][c].get<double>();
+    }
     for (std::size_t c = 0; c < y[r].size(); ++c)
       e.outputs(static_cast<Eigen::Index>(c), static_cast<Eigen::Index>(r)) = y[r][c];
   }
@@ -117,6 +121,27 @@ TEST(OnnxFixtures, TreeBinarySingleScore) {
 }
 
 TEST(OnnxFixtures, TreeRegressor) { check_fixture("tree_regressor"); }
+
+TEST(OnnxFixtures, TreeEnsembleV5) {
+  // ai.onnx.ml 5: set-membership splits, missing values, nodes stored out of order, a one-leaf tree.
+  check_fixture("tree_ensemble_v5");
+  check_fixture("tree_ensemble_v5_min");
+  check_fixture("tree_ensemble_v5_binary");
+  const Model m = load_onnx(fixture("tree_ensemble_v5.onnx"));
+  EXPECT_EQ(m.rule.kind, DecisionRule::Kind::ArgMax);
+  const Node& trees = m.nodes[static_cast<std::size_t>(m.rule.node)];
+  ASSERT_EQ(trees.op, OpKind::TreeEnsemble);
+  ASSERT_EQ(trees.trees->trees.size(), 4U);
+  const TreeEnsemble::Node& root = trees.trees->trees[0].nodes[0];
+  EXPECT_EQ(root.mode, TreeEnsemble::Mode::Member);
+  EXPECT_EQ(root.members, (std::vector<double>{1.0, 3.0, 4.0}));  // sorted, the repeat dropped
+  EXPECT_TRUE(root.missing_tracks_true);
+  // One output behind a sigmoid: the rule thresholds the average.
+  const Model b = load_onnx(fixture("tree_ensemble_v5_binary.onnx"));
+  EXPECT_EQ(b.rule.kind, DecisionRule::Kind::Threshold);
+  EXPECT_EQ(b.nodes[static_cast<std::size_t>(b.rule.node)].op, OpKind::TreeEnsemble);
+}
+
 TEST(OnnxFixtures, LinearClassifier) { check_fixture("linear_classifier"); }
 TEST(OnnxFixtures, LinearClassifierBinary) { check_fixture("linear_binary"); }
 TEST(OnnxFixtures, Ops) { check_fixture("ops"); }
@@ -156,6 +181,30 @@ TEST(OnnxMalformed, EachThrowsInputErrorNamingTheFile) {
   const std::string nan = error_of<InputError>(fixture("nan_weight.onnx"));
   EXPECT_NE(nan.find("gemm_nan"), std::string::npos) << nan;
   EXPECT_NE(nan.find("NaN"), std::string::npos) << nan;
+}
+
+TEST(OnnxMalformed, TreeEnsembleV5IsInputErrorNamingTheProblem) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"child", "node 1 has true child node 99"},
+      {"leaf", "node 0 has false child leaf 12"},
+      {"two_parents", "node 4 has two parents"},
+      {"cycle", "node 1 has two parents"},
+      {"nan_split", "node 0 has a NaN split"},
+      {"mode", "node 0 has mode 7"},
+      {"sets", "without a set in membership_values"},
+      {"target", "leaf 2 has target id 3, but n_targets is 3"},
+      {"sizes", "nodes_* attributes must all have 9 entries"},
+      {"root", "tree_roots[4] is 42"},
+      {"feature", "node 4 tests feature 4, but the input has 4"},
+      {"unreached", "node 7 is in no tree"},
+      {"opset", "needs ai.onnx.ml opset 5"},
+  };
+  for (const auto& [name, message] : cases) {
+    const std::string path = fixture("tree_ensemble_v5_bad_" + name + ".onnx");
+    const std::string what = error_of<InputError>(path);
+    EXPECT_NE(what.find(path), std::string::npos) << what;
+    EXPECT_NE(what.find(message), std::string::npos) << name << ": " << what;
+  }
 }
 
 TEST(OnnxMalformed, MissingFile) { EXPECT_THROW(load_onnx(fixture("no_such_file.onnx")), InputError); }

@@ -151,3 +151,88 @@ def test_a_converted_model_saved_as_onnx_reads_back_the_same(tmp_path):
         model.save_onnx(str(path))
         back = witness.load_model(path)
         assert (back.predict(X.to_numpy(np.float64)) == model.predict(X.to_numpy(np.float64))).all()
+
+
+# --- HistGradientBoostingClassifier ---------------------------------------------------------------
+
+def hist_fit(est, X, y):
+    # One OpenMP thread: on a busy machine sklearn's default team is 40 times slower on these sizes.
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1, user_api="openmp"):
+        return est.fit(X, y)
+
+
+def hist_agree(X, y, **params):
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    est = hist_fit(HistGradientBoostingClassifier(random_state=0, **params), X, y)
+    model = witness.from_sklearn(est)
+    assert model.classes == [str(c) for c in est.classes_]
+    nodes = np.concatenate([p.nodes for it in est._predictors for p in it])
+    split = nodes[nodes["is_leaf"] == 0]
+    # Every row, and probes on and beside every numeric threshold (splits compare x <= t in double).
+    t = split["num_threshold"][split["is_categorical"] == 0]
+    probe = np.concatenate([t, np.nextafter(t, np.inf), np.nextafter(t, -np.inf)])
+    grid = np.tile(np.asarray(X, dtype=np.float64)[:1], (len(probe), 1))
+    numeric = [j for j in range(grid.shape[1]) if est.is_categorical_ is None or not est.is_categorical_[j]]
+    for j in numeric:
+        grid[:, j] = probe
+    for rows in (X, grid):
+        assert agree(model, est, rows) == 0
+    return est, split
+
+
+def test_hist_gradient_boosting_binary_numeric_agrees_on_every_row():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, 4))
+    y = (X[:, 0] + 0.5 * X[:, 1] * X[:, 2] - 0.3 * X[:, 3] + rng.normal(scale=0.5, size=400) > 0).astype(int)
+    hist_agree(X, y, max_iter=30)
+
+
+def test_hist_gradient_boosting_categorical_and_missing_values_agree_on_every_row():
+    rng = np.random.default_rng(5)
+    n = 500
+    cat = rng.integers(0, 8, n).astype(float)
+    a, b = rng.normal(size=n), rng.normal(size=n)
+    y = np.isin(cat, [1, 4, 6]) ^ (a > 0.7)
+    cat[rng.random(n) < 0.15] = np.nan
+    y = np.where(np.isnan(cat), rng.random(n) < 0.8, y).astype(int)  # missing categories lean to class 1
+    a[rng.random(n) < 0.1] = np.nan
+    X = pd.DataFrame({"cat": cat, "a": a, "b": b})
+    est, split = hist_agree(X, y, max_iter=40, categorical_features=[0])
+    assert split["is_categorical"].any()
+    # Unknown categories, negative values and NaN go the missing way in both.
+    model = witness.from_sklearn(est)
+    odd = pd.DataFrame({"cat": [8, 9, 100, 255, -1, -3, np.nan, 0, 7] * 3,
+                        "a": np.repeat([-1.0, np.nan, 2.0], 9), "b": 0.1})
+    assert agree(model, est, odd) == 0
+
+
+def test_hist_gradient_boosting_multiclass_agrees_on_every_row():
+    rng = np.random.default_rng(9)
+    n = 450
+    X = pd.DataFrame({"x": rng.normal(size=n), "c": rng.integers(0, 5, n).astype(float), "z": rng.uniform(-3, 3, n)})
+    y = np.where(X.x + 0.4 * X.z > 0.8, "high", np.where(X.c.isin([0, 3]), "mid", "low"))
+    X.loc[rng.random(n) < 0.1, "z"] = np.nan
+    hist_agree(X, y, max_iter=15, categorical_features=[1])
+
+
+def test_hist_gradient_boosting_in_a_pipeline_reads_the_encoded_categories():
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OrdinalEncoder
+
+    rng = np.random.default_rng(2)
+    n = 400
+    X = pd.DataFrame({"color": rng.choice(["red", "green", "blue", "grey"], n), "age": rng.integers(18, 80, n),
+                      "income": rng.normal(50, 15, n)})
+    y = np.where((X.color.isin(["red", "grey"])) ^ (X.income > 55), "yes", "no")
+    pre = ColumnTransformer([("cat", OrdinalEncoder(), ["color"]), ("num", "passthrough", ["age", "income"])])
+    clf = HistGradientBoostingClassifier(max_iter=20, categorical_features=[0], random_state=0)
+    pipe = hist_fit(Pipeline([("pre", pre), ("clf", clf)]), X, y)
+    model = witness.from_sklearn(pipe)
+    schema = witness.Schema.from_pipeline(pipe, X)
+    ours = np.asarray(model.classes)[model.predict(schema._native.to_model(schema.encode(X)))]
+    assert (ours == pipe.predict(X)).all()
