@@ -66,7 +66,8 @@ std::optional<ReluNetwork> relu_network_of(const Model& m, std::string* why) {
   while (true) {
     const Node& n = m.nodes[static_cast<std::size_t>(id)];
     if (n.op != OpKind::Dense)
-      return fail(fmt::format("node '{}' is {} where a Dense layer was expected", n.name, op_name(n.op)));
+      return fail(fmt::format("{} is {} where a Dense layer was expected", node_label(n, static_cast<std::size_t>(id)),
+                              op_name(n.op)));
     ReluNetwork::Layer layer{n.weights, n.values};
     if (last) {  // only the row the rule reads
       layer.weights = Eigen::MatrixXd(n.weights.row(m.rule.index));
@@ -79,7 +80,8 @@ std::optional<ReluNetwork> relu_network_of(const Model& m, std::string* why) {
     if (b.op == OpKind::Input) break;
     if (b.op != OpKind::Relu)
       return fail(
-          fmt::format("node '{}' is {}; the complete engine handles Dense and ReLU layers", b.name, op_name(b.op)));
+          fmt::format("{} is {}; the complete engine handles Dense and ReLU layers",
+                      node_label(b, static_cast<std::size_t>(below)), op_name(b.op)));
     id = skip_identity(m, b.inputs[0]);
   }
   net.layers.assign(reversed.rbegin(), reversed.rend());

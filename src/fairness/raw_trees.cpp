@@ -229,7 +229,7 @@ std::optional<RawTrees> RawTrees::compile(const Model& model, const Schema& sche
       for (int k : n.inputs) dep |= from_ensemble[static_cast<std::size_t>(k)];
       from_ensemble[i] = dep;
       if (!needed[i] || static_cast<int>(i) < ensemble || dep == 0) continue;
-      if ((dep & 2) != 0) return fail(fmt::format("the decision reads node '{}' beside the trees", n.name));
+      if ((dep & 2) != 0) return fail(fmt::format("the decision reads {} beside the trees", node_label(n, i)));
       switch (n.op) {
         case OpKind::Identity:
         case OpKind::Select:
@@ -243,13 +243,13 @@ std::optional<RawTrees> RawTrees::compile(const Model& model, const Schema& sche
         case OpKind::Mul:
         case OpKind::Div:
         case OpKind::Dense: break;
-        default: return fail(fmt::format("the decision goes through {} node '{}'", op_name(n.op), n.name));
+        default: return fail(fmt::format("the decision goes through {} ({})", node_label(n, i), op_name(n.op)));
       }
       for (int k : n.inputs)
         if (from_ensemble[static_cast<std::size_t>(k)] == 0 &&
             model.nodes[static_cast<std::size_t>(k)].op != OpKind::Constant)
-          return fail(fmt::format("the decision reads node '{}', which is neither the trees nor a constant",
-                                  model.nodes[static_cast<std::size_t>(k)].name));
+          return fail(fmt::format("the decision reads {}, which is neither the trees nor a constant",
+                                  node_label(model.nodes[static_cast<std::size_t>(k)], static_cast<std::size_t>(k))));
       rt.post_nodes_.push_back(static_cast<int>(i));
     }
     if (from_ensemble[static_cast<std::size_t>(model.rule.node)] != 1)
@@ -458,23 +458,52 @@ BoxScores RawTrees::scores(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi)
   return out;
 }
 
-bool RawTrees::reads_any(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi,
-                         const std::vector<bool>& features) const {
-  std::vector<int> stack;
-  for (const Tree& tree : trees_) {
-    stack.assign(1, 0);
-    while (!stack.empty()) {
-      const TreeNode& n = tree.nodes[static_cast<std::size_t>(stack.back())];
-      stack.pop_back();
+void RawTrees::watch(const std::vector<bool>& features) {
+  watched_ = features;
+  for (Tree& tree : trees_) {
+    tree.watched_below.assign(tree.nodes.size(), 0);
+    // Children come after their parents: one backward pass.
+    for (std::size_t i = tree.nodes.size(); i-- > 0;) {
+      const TreeNode& n = tree.nodes[i];
       if (n.split < 0) continue;
       const Split& s = splits_[static_cast<std::size_t>(n.split)];
-      const Truth t = test(s, lo, hi);
-      if (t == Truth::Maybe && features[static_cast<std::size_t>(s.feature)]) return true;
-      if (t != Truth::Never) stack.push_back(n.true_child);
-      if (t != Truth::Always) stack.push_back(n.false_child);
+      tree.watched_below[i] = static_cast<char>(
+          (!s.constant && features[static_cast<std::size_t>(s.feature)]) ||
+          tree.watched_below[static_cast<std::size_t>(n.true_child)] != 0 ||
+          tree.watched_below[static_cast<std::size_t>(n.false_child)] != 0);
     }
   }
-  return false;
+}
+
+RawTrees::Reach RawTrees::reaches_watched(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi) const {
+  Reach out;
+  int best_depth = 1 << 30;
+  std::vector<std::pair<int, int>> stack;  // (node, depth)
+  for (const Tree& tree : trees_) {
+    if (tree.watched_below.empty() || tree.watched_below[0] == 0) continue;
+    stack.assign(1, {0, 0});
+    while (!stack.empty()) {
+      const auto [id, depth] = stack.back();
+      stack.pop_back();
+      const TreeNode& n = tree.nodes[static_cast<std::size_t>(id)];
+      if (n.split < 0 || tree.watched_below[static_cast<std::size_t>(id)] == 0) continue;
+      const Split& s = splits_[static_cast<std::size_t>(n.split)];
+      const Truth t = test(s, lo, hi);
+      if (t == Truth::Maybe && watched_[static_cast<std::size_t>(s.feature)]) {
+        out.reads = true;
+        continue;
+      }
+      if (t == Truth::Maybe && depth < best_depth) {
+        best_depth = depth;
+        out.cut_feature = s.feature;
+        out.cut = s.set < 0 ? s.cut : std::floor((lo(s.feature) + hi(s.feature)) / 2.0);
+      }
+      if (t != Truth::Never) stack.emplace_back(n.true_child, depth + 1);
+      if (t != Truth::Always) stack.emplace_back(n.false_child, depth + 1);
+    }
+  }
+  if (!out.reads) out.cut_feature = -1;
+  return out;
 }
 
 std::vector<char> RawTrees::fingerprint(const Eigen::VectorXd& point, const std::vector<bool>& features) const {

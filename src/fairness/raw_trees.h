@@ -45,10 +45,16 @@ class RawTrees {
   [[nodiscard]] BoxScores scores(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi) const;
   // The label every point of the box gets, or -1 when the bounds leave it open.
   [[nodiscard]] int label(const BoxScores& s) const;
-  // Whether some tree splits on one of `features` inside the box (false: those features cannot
-  // change any output there).
-  [[nodiscard]] bool reads_any(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi,
-                               const std::vector<bool>& features) const;
+  // Whether some tree may test one of `features` (set by watch()) inside the box (false: they
+  // cannot change any output there), and a cut of another feature on the way to such a test (its
+  // first undecided ancestor, shallowest over the trees; -1 when every such test is reached for sure).
+  struct Reach {
+    bool reads = false;
+    int cut_feature = -1;
+    double cut = 0.0;
+  };
+  void watch(const std::vector<bool>& features);
+  [[nodiscard]] Reach reaches_watched(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi) const;
   // How every split that reads one of `features` tests the point: two points with the same
   // fingerprint differ in no output, whatever the other features are.
   [[nodiscard]] std::vector<char> fingerprint(const Eigen::VectorXd& point, const std::vector<bool>& features) const;
@@ -73,6 +79,7 @@ class RawTrees {
   };
   struct Tree {
     std::vector<TreeNode> nodes;
+    std::vector<char> watched_below;  // per node: a watched feature is tested in its subtree
     double spread = 0.0;  // largest minus smallest leaf weight, over targets
   };
   [[nodiscard]] Truth test(const Split& s, const Eigen::VectorXd& lo, const Eigen::VectorXd& hi) const;
@@ -83,6 +90,7 @@ class RawTrees {
   std::vector<Tree> trees_;
   std::vector<double> leaf_weights_;
   std::vector<bool> read_;
+  std::vector<bool> watched_;
   const Model* model_ = nullptr;
   int ensemble_node_ = -1;
   std::vector<int> post_nodes_;  // nodes between the ensemble and the decision rule, in order

@@ -40,7 +40,7 @@ Model transform_columns(const Model& m, const std::vector<int>& inputs,
     if (n.op == OpKind::Dense) {
       for (const int i : inputs) f(n.weights.col(i));
     } else if (reads_any(n, inputs)) {
-      throw UnsupportedError(m.source, fmt::format("node '{}' ({})", n.name, op_name(n.op)),
+      throw UnsupportedError(m.source, fmt::format("{} ({})", node_label(n, 0), op_name(n.op)),
                              "reads the model inputs directly; only the weights of Dense layers can be changed");
     }
   }

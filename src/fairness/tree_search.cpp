@@ -71,6 +71,7 @@ class TreeSearch {
       copy_of_.push_back(it->second);
     }
     if (o.quantify) answer_.emplace(schema, o.protected_features, o.max_regions, domain_points_);
+    trees_.watch(is_protected_);
     threads_ = env.threads() == 0 ? std::max(1U, std::thread::hardware_concurrency()) : env.threads();
   }
 
@@ -247,10 +248,12 @@ class TreeSearch {
       return out;
     };
     // No split inside the box reads a protected feature: every copy computes the same outputs.
+    RawTrees::Reach reach;
     {
       Eigen::VectorXd lo = b.lo, hi = b.hi;
       for (int f : o_.protected_features) lo(f) = schema_.feature(f).min, hi(f) = schema_.feature(f).max;
-      if (!trees_.reads_any(lo, hi, is_protected_)) return certified();
+      reach = trees_.reaches_watched(lo, hi);
+      if (!reach.reads) return certified();
     }
     // Each copy's label over the box, exact once every tree reaches one leaf.
     std::vector<int> label(copies_.size(), -1);
@@ -312,6 +315,12 @@ class TreeSearch {
         halve(b, f, out);
         return out;
       }
+    }
+    // First separate the points that reach a protected test from those that do not (which the
+    // next step certifies whole), then settle the trees.
+    if (reach.cut_feature >= 0) {
+      split(b, reach.cut_feature, reach.cut, out);
+      return out;
     }
     if (cut_feature >= 0) {
       split(b, cut_feature, cut, out);

@@ -201,7 +201,7 @@ void Evaluator<T>::compute(const Eigen::MatrixXd& x) {
           const auto v = static_cast<double>(in(0)(0, c));
           const auto rows = static_cast<double>(table.rows());
           if (!(v > -rows - 1.0 && v < rows)) {  // NaN too
-            throw InputError(model_.source, "node '" + nd.name + "'",
+            throw InputError(model_.source, node_label(nd, i),
                              fmt::format("lookup index {} is outside the table's rows (truncated, it must lie in "
                                          "[-{}, {}): negative indices count from the end)",
                                          v, table.rows(), table.rows() - 1));

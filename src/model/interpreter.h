@@ -159,8 +159,7 @@ class ModelInterpreter {
   }
   [[nodiscard]] std::size_t x_width() const { return static_cast<std::size_t>(m_.input_width()); }
   [[nodiscard]] std::string node_name(std::size_t i) const {
-    const Node& n = m_.nodes[i];
-    return n.name.empty() ? "node #" + std::to_string(i) : "node '" + n.name + "'";
+    return node_label(m_.nodes[i], i);
   }
 
   std::vector<Vec> forward(const Vec& x) {

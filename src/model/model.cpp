@@ -10,6 +10,12 @@
 
 namespace witness {
 
+std::string node_label(const Node& n, std::size_t id) {
+  if (n.name.empty()) return "node #" + std::to_string(id);
+  if (n.name.starts_with("node ") || n.name.starts_with("layer ")) return n.name;
+  return "node '" + n.name + "'";
+}
+
 const char* op_name(OpKind op) {
   switch (op) {
     case OpKind::Input: return "Input";

@@ -191,6 +191,9 @@ class ModelBuilder {
 };
 
 [[nodiscard]] const char* op_name(OpKind op);
+// A node as messages name it: "node 'dense_1'" (loaders that already wrote "node '...'" or
+// "layer ..." as its name keep it), or "node #3" without a name.
+[[nodiscard]] std::string node_label(const Node& n, std::size_t id);
 // Add, Sub, Mul, Div and the comparisons: two inputs, elementwise, width-1 operands broadcast.
 [[nodiscard]] bool is_elementwise_binary(OpKind op);
 // Relu, LeakyRelu, Sigmoid, Tanh, Softmax, Identity: one input, same width.
