@@ -176,6 +176,25 @@ TEST(ConstrainedEngines, QuantifiedSharesOverValidPeopleEqualBruteForce) {
   }
 }
 
+// Tree ensembles under the same rules (a derived feature, linear rules, implications with the
+// protected feature, a proxy of it): exact shares over valid people, witnesses valid.
+TEST(ConstrainedEngines, TreeEnsemblesCountValidPeopleExactly) {
+  int unfair = 0, cases = 0;
+  for (const auto& [name, rule_sets] : kRules) {
+    const char* text = name == "bool_last" ? test::kBoolLast : test::kCategoricalMiddle;
+    for (const std::string& rules : rule_sets)
+      for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+        test::Tiny t = test::random_forest(std::string(text) + "\n" + rules + "\n", seed, seed % 2 == 0, false);
+        t.name += " with " + rules;
+        unfair += brute_force_count(t).unfair > 0 ? 1 : 0;
+        ++cases;
+        expect_exact_shares(t, CompleteSearchOptions{}, 1 + static_cast<unsigned>(seed % 2));
+      }
+  }
+  EXPECT_GT(unfair, 2);
+  EXPECT_LT(unfair, cases);
+}
+
 TEST(ConstrainedEngines, EveryTestMethodProposesOnlyValidPeople) {
   const std::vector<test::Tiny> tinies = constrained_tinies();
   for (std::size_t i = 0; i < tinies.size(); i += 2) {  // every other one: both rule sets, half the models

@@ -404,6 +404,90 @@ inline void expect_first_answer(const Tiny& t, const Truth& truth, const Fairnes
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Random tree ensembles over a tiny schema's model inputs: forests (average, argmax over 3 classes,
+// or one score for a binary classifier) and boosted sums under a threshold, optionally behind a
+// scaler inside the model.
+
+// A random tree of the given depth over the model inputs, thresholds inside each input's range
+// (halfway between two values, or on one, so both Leq and Lt matter), dyadic leaf weights.
+inline TreeEnsemble::Tree random_tree(std::mt19937& rng, int depth, const std::vector<double>& lo,
+                               const std::vector<double>& hi, int targets, bool sets) {
+  TreeEnsemble::Tree t;
+  std::uniform_int_distribution<int> input(0, static_cast<int>(lo.size()) - 1);
+  std::uniform_int_distribution<int> weight(-8, 8);
+  std::uniform_int_distribution<int> coin(0, 3);
+  std::vector<std::pair<int, int>> todo{{0, 0}};  // (node, depth)
+  t.nodes.resize(1);
+  while (!todo.empty()) {
+    const auto [id, d] = todo.back();
+    todo.pop_back();
+    if (d == depth || coin(rng) == 0) {
+      for (int k = 0; k < targets; ++k)
+        t.leaves.push_back({id, k, static_cast<double>(weight(rng)) / 8.0 + 1.0 / 1024.0});
+      continue;
+    }
+    TreeEnsemble::Node& n = t.nodes[static_cast<std::size_t>(id)];
+    n.feature = input(rng);
+    const double a = lo[static_cast<std::size_t>(n.feature)], b = hi[static_cast<std::size_t>(n.feature)];
+    std::uniform_real_distribution<double> at(a, b);
+    const int kind = coin(rng);
+    n.mode = kind == 0 ? TreeEnsemble::Mode::Lt : kind == 1 ? TreeEnsemble::Mode::Geq : TreeEnsemble::Mode::Leq;
+    n.threshold = std::round(at(rng) * 2.0) / 2.0;
+    if (sets && kind == 3 && b - a < 64) {  // sets only over small domains (tested code by code)
+      n.mode = TreeEnsemble::Mode::Member;
+      n.members = {std::round(a), std::round(b)};
+      std::sort(n.members.begin(), n.members.end());
+    }
+    n.true_child = static_cast<int>(t.nodes.size());
+    n.false_child = n.true_child + 1;
+    t.nodes.resize(t.nodes.size() + 2);
+    todo.emplace_back(t.nodes[static_cast<std::size_t>(id)].true_child, d + 1);
+    todo.emplace_back(t.nodes[static_cast<std::size_t>(id)].false_child, d + 1);
+  }
+  // Children must come after their parent, which the order of creation gives.
+  return t;
+}
+
+inline Tiny random_forest(const std::string& toml, std::uint64_t seed, bool argmax, bool scaled) {
+  Tiny t;
+  t.schema = parse_schema(toml, "tiny_trees.toml");
+  t.prot = t.schema.protected_indices();
+  t.name = std::string(t.schema.name()) + (argmax ? " argmax " : " threshold ") + std::to_string(seed);
+  std::mt19937 rng(static_cast<unsigned>(seed));
+  const int w = t.schema.model_width();
+  // Model-input ranges: the domain's corners through the schema's encoding.
+  std::vector<double> lo(static_cast<std::size_t>(w), INFINITY), hi(static_cast<std::size_t>(w), -INFINITY);
+  const Eigen::MatrixXd x = t.schema.to_model_columns(domain_points(t.schema));
+  for (int k = 0; k < w; ++k)
+    lo[static_cast<std::size_t>(k)] = x.row(k).minCoeff(), hi[static_cast<std::size_t>(k)] = x.row(k).maxCoeff();
+  std::vector<std::string> names = t.schema.model_input_names();
+  ModelBuilder b(t.name, names);
+  int in = b.input();
+  if (scaled) {  // a scaler inside the model: the trees read 2 x - 1
+    in = b.dense(in, 2.0 * Eigen::MatrixXd::Identity(w, w), -Eigen::VectorXd::Ones(w));
+    for (int k = 0; k < w; ++k)
+      lo[static_cast<std::size_t>(k)] = 2 * lo[static_cast<std::size_t>(k)] - 1,
+      hi[static_cast<std::size_t>(k)] = 2 * hi[static_cast<std::size_t>(k)] - 1;
+  }
+  auto te = std::make_shared<TreeEnsemble>();
+  // Odd seeds with argmax: one score for a binary classifier, outputs [1 - s, s].
+  const bool pair = argmax && seed % 2 == 1;
+  te->n_targets = pair ? 1 : argmax ? 3 : 1;
+  te->binary_single_score = pair;
+  te->binary_total = 1.0;
+  te->aggregate = argmax ? TreeEnsemble::Aggregate::Average : TreeEnsemble::Aggregate::Sum;
+  te->base_values.assign(static_cast<std::size_t>(te->n_targets), 1.0 / 512.0);
+  for (int k = 0; k < 6; ++k) te->trees.push_back(random_tree(rng, 3, lo, hi, te->n_targets, !scaled));
+  const int trees = b.tree_ensemble(in, te);
+  if (argmax) {
+    t.model = b.finish(b.unary(OpKind::Softmax, trees), DecisionRule::argmax_of(trees));
+  } else {
+    t.model = b.finish(b.sigmoid(trees), DecisionRule::threshold_on(trees, 0.0));
+  }
+  return t;
+}
+
 // An Env with a time limit and, when given (not 0), a thread count.
 inline Env make_env(const std::string& time_limit = "30", unsigned threads = 0) {
   Env env;
