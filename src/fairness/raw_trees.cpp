@@ -40,8 +40,9 @@ std::vector<Dependence> dependences(const Model& m, const Schema& schema, int up
   for (int f = 0; f < schema.size(); ++f) {
     const Feature& feat = schema.feature(f);
     for (int k = 0; k < feat.model_width; ++k) {
-      input_feature[static_cast<std::size_t>(feat.model_offset + k)] = f;
-      input_monotone[static_cast<std::size_t>(feat.model_offset + k)] = !feat.one_hot;
+      const std::size_t at = static_cast<std::size_t>(feat.model_offset) + static_cast<std::size_t>(k);
+      input_feature[at] = f;
+      input_monotone[at] = !feat.one_hot;
     }
   }
   for (int id = 0; id <= upto; ++id) {
@@ -286,8 +287,8 @@ std::optional<RawTrees> RawTrees::compile(const Model& model, const Schema& sche
       if (feat.integral() && count <= kMaxEnumeratedCodes) {
         auto [it, fresh] = enumerated.try_emplace(n.feature);
         if (fresh) {
-          std::vector<double> codes;
-          for (double v = feat.min; v <= feat.max; v += 1.0) codes.push_back(v);
+          std::vector<double> codes(static_cast<std::size_t>(count));
+          for (std::size_t k = 0; k < codes.size(); ++k) codes[k] = feat.min + static_cast<double>(k);
           it->second = probe.values(f, n.feature, codes);
         }
         std::vector<bool> t;
@@ -437,8 +438,8 @@ BoxScores RawTrees::scores(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi)
     const double base = set_base_[static_cast<std::size_t>(s.set)];
     const double a = lo(s.feature), b = hi(s.feature), mid = std::floor((a + b) / 2.0);
     double best = a, gap = INFINITY;
-    for (double v = a; v < b; v += 1.0) {
-      const auto i = static_cast<std::size_t>(v - base);
+    for (std::size_t i = static_cast<std::size_t>(a - base); i < static_cast<std::size_t>(b - base); ++i) {
+      const double v = base + static_cast<double>(i);
       const bool here = p[i + 1] - p[i] == 1, next = p[i + 2] - p[i + 1] == 1;
       if (here != next && std::abs(v - mid) < gap) gap = std::abs(v - mid), best = v;
     }
@@ -467,10 +468,9 @@ void RawTrees::watch(const std::vector<bool>& features) {
       const TreeNode& n = tree.nodes[i];
       if (n.split < 0) continue;
       const Split& s = splits_[static_cast<std::size_t>(n.split)];
-      tree.watched_below[i] = static_cast<char>(
-          (!s.constant && features[static_cast<std::size_t>(s.feature)]) ||
-          tree.watched_below[static_cast<std::size_t>(n.true_child)] != 0 ||
-          tree.watched_below[static_cast<std::size_t>(n.false_child)] != 0);
+      tree.watched_below[i] = static_cast<char>((!s.constant && features[static_cast<std::size_t>(s.feature)]) ||
+                                                tree.watched_below[static_cast<std::size_t>(n.true_child)] != 0 ||
+                                                tree.watched_below[static_cast<std::size_t>(n.false_child)] != 0);
     }
   }
 }

@@ -80,7 +80,7 @@ class RawTrees {
   struct Tree {
     std::vector<TreeNode> nodes;
     std::vector<char> watched_below;  // per node: a watched feature is tested in its subtree
-    double spread = 0.0;  // largest minus smallest leaf weight, over targets
+    double spread = 0.0;              // largest minus smallest leaf weight, over targets
   };
   [[nodiscard]] Truth test(const Split& s, const Eigen::VectorXd& lo, const Eigen::VectorXd& hi) const;
 

@@ -47,15 +47,15 @@ struct Outcome {
 class TreeSearch {
  public:
   TreeSearch(const Model& model, const Schema& schema, const CompleteSearchOptions& o, Env& env, RawTrees trees)
-      : model_(model),
+      : domain_points_(box_measure(schema, schema.feature_mask(o.protected_features), {}, {})),
+        model_(model),
         schema_(schema),
         o_(o),
         env_(env),
         trees_(std::move(trees)),
         combos_(protected_combinations(schema, o.protected_features)),
         is_protected_(schema.feature_mask(o.protected_features)),
-        valid_(schema, o.protected_features, combos_),
-        domain_points_(box_measure(schema, is_protected_, {}, {})) {
+        valid_(schema, o.protected_features, combos_) {
     for (int f = 0; f < schema.size(); ++f)
       if (!is_protected_[static_cast<std::size_t>(f)] && !schema.feature(f).integral() &&
           schema.feature(f).max > schema.feature(f).min)
@@ -84,7 +84,7 @@ class TreeSearch {
     for (unsigned t = 1; t < threads_; ++t) pool.emplace_back([this] { work(false); });
     work(true);
     for (auto& t : pool) t.join();
-    if (error_) std::rethrow_exception(error_);
+    if (s_.error) std::rethrow_exception(s_.error);
     return result();
   }
 
@@ -161,7 +161,7 @@ class TreeSearch {
         out.invalid += 1.0L;
       } else if (flips) {
         out.falsified += 1.0L;
-        out.unfair_points.push_back(raw.col(p));
+        out.unfair_points.emplace_back(raw.col(p));
       } else {
         out.certified += 1.0L;
       }
@@ -369,7 +369,7 @@ class TreeSearch {
 
   void push(Box b) {
     std::lock_guard lock(mutex_);
-    heap_.push(std::move(b));
+    s_.heap.push(std::move(b));
   }
 
   void work(bool reports_progress) {
@@ -379,23 +379,23 @@ class TreeSearch {
       Box b;
       {
         std::unique_lock lock(mutex_);
-        idle_cv_.wait(lock, [this] { return stop_ || !heap_.empty() || busy_ == 0; });
-        if (stop_ || heap_.empty()) {
+        idle_cv_.wait(lock, [this] { return s_.stop || !s_.heap.empty() || s_.busy == 0; });
+        if (s_.stop || s_.heap.empty()) {
           idle_cv_.notify_all();
           return;
         }
-        b = heap_.top();
-        heap_.pop();
-        ++busy_;
+        b = s_.heap.top();
+        s_.heap.pop();
+        ++s_.busy;
       }
       Outcome out;
       try {
         out = decide(b, ev);
       } catch (...) {
         std::lock_guard lock(mutex_);
-        if (!error_) error_ = std::current_exception();
-        stop_ = true;
-        --busy_;
+        if (!s_.error) s_.error = std::current_exception();
+        s_.stop = true;
+        --s_.busy;
         idle_cv_.notify_all();
         return;
       }
@@ -407,8 +407,8 @@ class TreeSearch {
           CompleteProgress p;
           {
             std::lock_guard lock(mutex_);
-            const long double valid = domain_points_ - invalid_;
-            p = {static_cast<double>(certified_ / valid), static_cast<double>(falsified_ / valid), leaves_,
+            const long double valid = domain_points_ - s_.invalid;
+            p = {static_cast<double>(s_.certified / valid), static_cast<double>(s_.falsified / valid), s_.leaves,
                  env_.elapsed_seconds()};
           }
           o_.progress(p);
@@ -419,32 +419,32 @@ class TreeSearch {
 
   void commit(Box b, Outcome out) {
     std::lock_guard lock(mutex_);
-    --busy_;
-    ++regions_;
-    rejected_ += out.rejected;
-    invalid_ += out.invalid;
+    --s_.busy;
+    ++s_.regions;
+    s_.rejected += out.rejected;
+    s_.invalid += out.invalid;
     for (auto& w : out.witnesses) {
-      if (static_cast<int>(witnesses_.size()) >= std::max(1, o_.max_witnesses)) break;
-      const bool seen = std::any_of(witnesses_.begin(), witnesses_.end(), [&w](const WitnessPair& x) {
+      if (static_cast<int>(s_.witnesses.size()) >= std::max(1, o_.max_witnesses)) break;
+      const bool seen = std::any_of(s_.witnesses.begin(), s_.witnesses.end(), [&w](const WitnessPair& x) {
         return x.raw == w.raw && x.raw_prime == w.raw_prime;
       });
-      if (!seen) witnesses_.push_back(std::move(w));
+      if (!seen) s_.witnesses.push_back(std::move(w));
     }
-    witnesses_found_ = static_cast<int>(witnesses_.size());
+    witnesses_found_ = static_cast<int>(s_.witnesses.size());
     if (out.kind == Outcome::Kind::Split && out.children.empty()) {
-      stuck_.push_back(std::move(b));
+      s_.stuck.push_back(std::move(b));
     } else if (out.kind == Outcome::Kind::Split) {
-      for (Box& c : out.children) heap_.push(std::move(c));
-      if (heap_.size() > kMaxOpen) {  // memory bounded: the newest region stays undecided
-        stuck_.push_back(heap_.top());
-        heap_.pop();
-        ++evicted_;
+      for (Box& c : out.children) s_.heap.push(std::move(c));
+      if (s_.heap.size() > kMaxOpen) {  // memory bounded: the newest region stays undecided
+        s_.stuck.push_back(s_.heap.top());
+        s_.heap.pop();
+        ++s_.evicted;
       }
     } else {
-      ++leaves_;
-      certified_ += out.certified;
-      falsified_ += out.falsified;
-      inexact_ = inexact_ || out.inexact;
+      ++s_.leaves;
+      s_.certified += out.certified;
+      s_.falsified += out.falsified;
+      s_.inexact = s_.inexact || out.inexact;
       if (answer_ && out.falsified > 0.0L) {
         if (!out.all && out.unfair_points.size() <= 4096) {
           for (const Eigen::VectorXd& p : out.unfair_points) answer_->add_falsified(p, p, 1.0L, 1.0L, true);
@@ -453,10 +453,10 @@ class TreeSearch {
         }
       }
     }
-    if (!o_.quantify && static_cast<int>(witnesses_.size()) >= std::max(1, o_.max_witnesses)) stop_ = true;
+    if (!o_.quantify && static_cast<int>(s_.witnesses.size()) >= std::max(1, o_.max_witnesses)) s_.stop = true;
     if (env_.expired() || (o_.cancel != nullptr && o_.cancel->load())) {
-      interrupted_ = true;
-      stop_ = true;
+      s_.interrupted = true;
+      s_.stop = true;
     }
     idle_cv_.notify_all();
   }
@@ -464,63 +464,61 @@ class TreeSearch {
   FairnessResult result() {
     FairnessResult r;
     r.engine = "complete";
-    std::vector<Box> left = std::move(stuck_);
-    while (!heap_.empty()) left.push_back(heap_.top()), heap_.pop();
-    const bool finished = left.empty() && !error_;
-    const long double valid = domain_points_ - invalid_;
+    std::vector<Box> left = std::move(s_.stuck);
+    while (!s_.heap.empty()) left.push_back(s_.heap.top()), s_.heap.pop();
+    const bool finished = left.empty() && !s_.error;
+    const long double valid = domain_points_ - s_.invalid;
     if (answer_) {
-      long double undecided = 0.0L;
-      for (const Box& g : left) undecided += g.measure;
       const std::size_t keep = std::min(left.size(), 4 * static_cast<std::size_t>(std::max(1, o_.max_regions)));
       std::nth_element(left.begin(), left.begin() + static_cast<std::ptrdiff_t>(keep), left.end(),
                        [](const Box& a, const Box& b) { return a.measure > b.measure; });
       for (std::size_t i = 0; i < keep; ++i)
         answer_->add_report(left[i].lo, left[i].hi, left[i].measure, 0.0L, left[i].measure, false);
-      r.marginals = answer_->marginals(falsified_);
+      r.marginals = answer_->marginals(s_.falsified);
       r.regions = answer_->regions(valid);
     }
-    r.stats.regions = regions_;
-    r.stats.leaves = leaves_;
-    r.stats.rejected = rejected_;
-    r.stats.tests = regions_;
-    env_.stats.set("complete.regions", static_cast<double>(regions_));
-    env_.stats.set("complete.leaves", static_cast<double>(leaves_));
+    r.stats.regions = s_.regions;
+    r.stats.leaves = s_.leaves;
+    r.stats.rejected = s_.rejected;
+    r.stats.tests = s_.regions;
+    env_.stats.set("complete.regions", static_cast<double>(s_.regions));
+    env_.stats.set("complete.leaves", static_cast<double>(s_.leaves));
     env_.stats.set("complete.open_regions", static_cast<double>(left.size()));
     env_.stats.set("trees.copies", static_cast<double>(copies_.size()));
     env_.stats.set("trees.splits", static_cast<double>(trees_.split_count()));
     r.share.measured = true;
     r.share.points = real_domain_ ? 0.0L : valid;
     if (finished) {
-      r.share.falsified = valid > 0.0L ? static_cast<double>(falsified_ / valid) : 0.0;
+      r.share.falsified = valid > 0.0L ? static_cast<double>(s_.falsified / valid) : 0.0;
       r.share.certified = 1.0 - r.share.falsified;
       r.share.undecided = 0.0;
-      r.share.exact = !real_domain_ && !inexact_;
-      r.share.falsified_points = falsified_;
+      r.share.exact = !real_domain_ && !s_.inexact;
+      r.share.falsified_points = s_.falsified;
     } else {
-      r.share.certified = std::clamp(static_cast<double>(certified_ / valid), 0.0, 1.0);
-      r.share.falsified = std::clamp(static_cast<double>(falsified_ / valid), 0.0, 1.0 - r.share.certified);
+      r.share.certified = std::clamp(static_cast<double>(s_.certified / valid), 0.0, 1.0);
+      r.share.falsified = std::clamp(static_cast<double>(s_.falsified / valid), 0.0, 1.0 - r.share.certified);
       r.share.undecided = std::max(0.0, 1.0 - r.share.certified - r.share.falsified);
     }
     std::string unfinished;
     if (!finished) {
       unfinished =
-          evicted_ > 0 && !interrupted_
-              ? fmt::format("{} open regions exceeded the queue's capacity and stay undecided", evicted_)
+          s_.evicted > 0 && !s_.interrupted
+              ? fmt::format("{} open regions exceeded the queue's capacity and stay undecided", s_.evicted)
               : fmt::format("{}: {:.4g}% of the domain certified, {:.3g}% falsified, {} regions open",
-                            interrupted_ ? env_.stop_reason() : std::string("real features split to the last bit"),
+                            s_.interrupted ? env_.stop_reason() : std::string("real features split to the last bit"),
                             100.0 * r.share.certified, 100.0 * r.share.falsified, left.size());
     }
-    r.witnesses = std::move(witnesses_);
+    r.witnesses = std::move(s_.witnesses);
     if (!r.witnesses.empty()) {
       r.verdict = Verdict::Witness;
       r.exhaustive = finished && o_.quantify;
       if (o_.quantify) r.reason = unfinished;
-    } else if (finished && falsified_ == 0.0L) {
+    } else if (finished && s_.falsified == 0.0L) {
       r.verdict = Verdict::Verified;
       r.exhaustive = true;
-      r.share = DomainShare{true, 1.0, 0.0, 0.0, r.share.points, 0.0L, !real_domain_ && !inexact_};
+      r.share = DomainShare{true, 1.0, 0.0, 0.0, r.share.points, 0.0L, !real_domain_ && !s_.inexact};
     } else if (finished) {
-      r.reason = fmt::format("{} points flip, but no pair replayed as a witness", static_cast<double>(falsified_));
+      r.reason = fmt::format("{} points flip, but no pair replayed as a witness", static_cast<double>(s_.falsified));
     } else {
       r.reason = unfinished;
     }
@@ -532,6 +530,8 @@ class TreeSearch {
     bool operator()(const Box& a, const Box& b) const { return a.key < b.key; }
   };
 
+  long double domain_points_;
+  std::optional<QuantifyAnswer> answer_;
   const Model& model_;
   const Schema& schema_;
   const CompleteSearchOptions& o_;
@@ -542,23 +542,25 @@ class TreeSearch {
   ValidCombinations valid_;
   std::vector<int> copies_;   // per copy, one combination it stands for
   std::vector<int> copy_of_;  // per combination, its copy
-  long double domain_points_;
-  bool real_domain_ = false;
-  unsigned threads_ = 1;
-  std::optional<QuantifyAnswer> answer_;
   mutable std::atomic<std::int64_t> sequence_{0};
   std::atomic<int> witnesses_found_{0};
+  unsigned threads_ = 1;
+  bool real_domain_ = false;
 
-  std::mutex mutex_;  // guards everything below
+  // Guarded by mutex_.
+  struct Shared {
+    long double certified = 0.0L, falsified = 0.0L, invalid = 0.0L;
+    std::exception_ptr error;
+    std::int64_t regions = 0, leaves = 0, rejected = 0, evicted = 0;
+    std::priority_queue<Box, std::vector<Box>, ByKey> heap;
+    std::vector<Box> stuck;
+    std::vector<WitnessPair> witnesses;
+    int busy = 0;
+    bool stop = false, interrupted = false, inexact = false;
+  };
+  std::mutex mutex_;
   std::condition_variable idle_cv_;
-  std::priority_queue<Box, std::vector<Box>, ByKey> heap_;
-  int busy_ = 0;
-  bool stop_ = false, interrupted_ = false, inexact_ = false;
-  std::exception_ptr error_;
-  long double certified_ = 0.0L, falsified_ = 0.0L, invalid_ = 0.0L;
-  std::int64_t regions_ = 0, leaves_ = 0, rejected_ = 0, evicted_ = 0;
-  std::vector<Box> stuck_;
-  std::vector<WitnessPair> witnesses_;
+  Shared s_;
 };
 
 }  // namespace

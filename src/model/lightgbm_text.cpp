@@ -293,7 +293,8 @@ Model parse_lightgbm_text(const std::string& text, const std::string& path) {
   if (te->trees.size() % static_cast<std::size_t>(per_iteration) != 0) {
     rd.fail("", fmt::format("{} trees is not a whole number of iterations of {}", te->trees.size(), per_iteration));
   }
-  const auto iterations = static_cast<double>(te->trees.size() / static_cast<std::size_t>(per_iteration));
+  const std::size_t whole_iterations = te->trees.size() / static_cast<std::size_t>(per_iteration);
+  const auto iterations = static_cast<double>(whole_iterations);
 
   ModelBuilder b("lightgbm", names);
   b.set_source(path, "lightgbm-text");
@@ -307,8 +308,8 @@ Model parse_lightgbm_text(const std::string& text, const std::string& path) {
                     "scale");
   }
   if (binary) return b.finish(b.sigmoid(score, "sigmoid"), DecisionRule::threshold_on(raw_score, 0.0), {"p1"});
-  std::vector<std::string> outs;
-  for (int k = 0; k < n_classes; ++k) outs.push_back(fmt::format("p{}", k));
+  std::vector<std::string> outs(static_cast<std::size_t>(n_classes));
+  for (std::size_t k = 0; k < outs.size(); ++k) outs[k] = fmt::format("p{}", k);
   const int probs = multi ? b.unary(OpKind::Softmax, score, "softmax") : b.sigmoid(score, "sigmoid");
   return b.finish(probs, DecisionRule::argmax_of(raw_score), outs);
 }

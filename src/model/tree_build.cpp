@@ -111,7 +111,7 @@ void add_tree(TreeEnsemble& te, const std::vector<RawNode>& raw, int root, int t
         return s + to;
       };
       if (std::isnan(t.threshold)) fail(fmt::format("node {} has a NaN threshold", i));
-      TreeEnsemble::Node& out = tree.nodes[static_cast<std::size_t>(s + j)];
+      TreeEnsemble::Node& out = tree.nodes[static_cast<std::size_t>(s) + static_cast<std::size_t>(j)];
       out.mode = t.mode;
       out.feature = nd.feature;
       out.threshold = t.threshold;

@@ -346,8 +346,8 @@ Model parse_xgboost_json(const std::string& bytes, const std::string& path) {
   const int margin = b.tree_ensemble(b.input(), te, "trees");
   if (multi) {
     const int probs = b.unary(OpKind::Softmax, margin, "softmax");
-    std::vector<std::string> outs;
-    for (int k = 0; k < n_classes; ++k) outs.push_back(fmt::format("p{}", k));
+    std::vector<std::string> outs(static_cast<std::size_t>(n_classes));
+    for (std::size_t k = 0; k < outs.size(); ++k) outs[k] = fmt::format("p{}", k);
     return b.finish(probs, DecisionRule::argmax_of(margin), outs);
   }
   // Label 1 iff the margin is positive (probability above 0.5 for the logistic objectives).
