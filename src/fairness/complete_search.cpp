@@ -843,17 +843,7 @@ class Verifier {
   // The measure of the points that can be people, as far as known: all but those found not to be.
   [[nodiscard]] long double valid_points() const { return domain_points_ - invalid_; }
 
-  // The constrained feature with the most values left in r (-1 when none can be split).
-  [[nodiscard]] int constraint_split(const Region& r) const {
-    int best = -1;
-    double most = 0.0;
-    for (int f : valid_.constrained_features()) {
-      const Feature& feat = schema_.feature(f);
-      const double n = feat.integral() ? r.hi(f) - r.lo(f) + 1.0 : (r.hi(f) - r.lo(f)) / (feat.max - feat.min) * 1e6;
-      if (r.lo(f) < r.hi(f) && n > most) most = n, best = f;
-    }
-    return best;
-  }
+  [[nodiscard]] int constraint_split(const Region& r) const { return valid_.widest_constrained(r.lo, r.hi); }
 
   // The two halves of r along r.split (false when a real feature cannot be halved any more).
   bool split(const Region& r, int f, Region& a, Region& b) const {

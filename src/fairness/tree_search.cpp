@@ -168,17 +168,7 @@ class TreeSearch {
     }
   }
 
-  // The constrained feature with the most values left in b (-1 when none can be split).
-  [[nodiscard]] int constraint_split(const Box& b) const {
-    int best = -1;
-    double most = 0.0;
-    for (int f : valid_.constrained_features()) {
-      const Feature& feat = schema_.feature(f);
-      const double n = feat.integral() ? b.hi(f) - b.lo(f) + 1.0 : (b.hi(f) - b.lo(f)) / (feat.max - feat.min) * 1e6;
-      if (b.lo(f) < b.hi(f) && n > most) most = n, best = f;
-    }
-    return best;
-  }
+  [[nodiscard]] int constraint_split(const Box& b) const { return valid_.widest_constrained(b.lo, b.hi); }
 
   // Halves of b at `cut` of feature f: (f <= cut) and (f > cut).
   void split(const Box& b, int f, double cut, Outcome& out) const {

@@ -38,4 +38,15 @@ bool ValidCombinations::valid(const Eigen::VectorXd& raw, std::size_t combo) con
   return schema_.constraints().satisfied(x);
 }
 
+int ValidCombinations::widest_constrained(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi) const {
+  int best = -1;
+  double most = 0.0;
+  for (int f : features_) {
+    const Feature& feat = schema_.feature(f);
+    const double n = feat.integral() ? hi(f) - lo(f) + 1.0 : (hi(f) - lo(f)) / (feat.max - feat.min) * 1e6;
+    if (lo(f) < hi(f) && n > most) most = n, best = f;
+  }
+  return best;
+}
+
 }  // namespace witness

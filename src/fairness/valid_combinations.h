@@ -33,6 +33,9 @@ class ValidCombinations {
   // Non-protected features that some constraint mentions, but for derived ones (which follow their
   // sources): where a box is split to decide the constraints.
   [[nodiscard]] const std::vector<int>& constrained_features() const { return features_; }
+  // The constrained feature with the most values left in the box (reals by their share of the
+  // range), -1 when none can be split: where both engines cut to decide the constraints.
+  [[nodiscard]] int widest_constrained(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi) const;
 
  private:
   const Schema& schema_;

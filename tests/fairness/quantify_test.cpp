@@ -16,27 +16,11 @@ namespace {
 
 using test::Tiny;
 
-// Per non-protected point (raw values, protected entries at their minimum): does some protected
-// change flip the double label? The tiny networks are exact in double, so this is the truth.
-std::map<std::vector<double>, bool> unfair_points(const Tiny& t) {
-  const Eigen::MatrixXd raw = test::domain_points(t.schema);
-  const Evaluation e = evaluate(t.model, t.schema.to_model_columns(raw));
-  std::map<std::vector<double>, std::set<int>> labels;
-  for (Eigen::Index j = 0; j < raw.cols(); ++j) {
-    Eigen::VectorXd key = raw.col(j);
-    for (int f : t.prot) key(f) = t.schema.feature(f).min;
-    labels[test::row(key)].insert(e.labels[static_cast<std::size_t>(j)]);
-  }
-  std::map<std::vector<double>, bool> out;
-  for (const auto& [key, seen] : labels) out[key] = seen.size() > 1;
-  return out;
-}
-
 Tiny medium(std::uint64_t seed) { return test::medium_tiny(seed); }
 
 void expect_exact(const Tiny& t, const CompleteSearchOptions& o, unsigned threads) {
   SCOPED_TRACE(t.name + " threads " + std::to_string(threads) + " enumerate " + std::to_string(o.enumerate_factor));
-  const auto truth = unfair_points(t);
+  const auto truth = test::unfair_points(t);
   long long unfair = 0;
   for (const auto& [key, u] : truth) unfair += u ? 1 : 0;
   Env env = test::make_env("60", threads);
@@ -123,7 +107,7 @@ TEST(Quantify, ExactCountsOnAMediumDomain) {
 TEST(Quantify, SharesOfAnUnfinishedRunAreSound) {
   for (std::uint64_t seed : {3, 7, 11}) {
     const Tiny t = medium(seed);
-    const auto truth = unfair_points(t);
+    const auto truth = test::unfair_points(t);
     double unfair = 0.0;
     for (const auto& [key, u] : truth) unfair += u ? 1.0 : 0.0;
     unfair /= static_cast<double>(truth.size());
@@ -149,7 +133,7 @@ TEST(Quantify, SharesOfAnUnfinishedRunAreSound) {
 
 TEST(Quantify, TimeLimitLeavesSoundShares) {
   const Tiny t = medium(5);
-  const auto truth = unfair_points(t);
+  const auto truth = test::unfair_points(t);
   double unfair = 0.0;
   for (const auto& [key, u] : truth) unfair += u ? 1.0 : 0.0;
   unfair /= static_cast<double>(truth.size());
@@ -174,7 +158,7 @@ TEST(Quantify, DataRowsAgainstBruteForce) {
   for (int i = 0; i < 8; ++i) {
     const Tiny t = test::random_tiny(i);
     const Eigen::MatrixXd raw = test::domain_points(t.schema);
-    const auto truth = unfair_points(t);
+    const auto truth = test::unfair_points(t);
     long long unfair = 0;
     for (Eigen::Index j = 0; j < raw.cols(); ++j) {
       Eigen::VectorXd key = raw.col(j);
@@ -194,7 +178,7 @@ TEST(Quantify, ManyWitnessesKeepSharesWithinTheDomain) {
   int checked = 0;
   for (int i = 0; i < 19; ++i) {
     const Tiny t = i < 16 ? test::random_tiny(i) : medium(static_cast<std::uint64_t>(i));
-    const auto truth = unfair_points(t);
+    const auto truth = test::unfair_points(t);
     std::size_t unfair = 0;
     for (const auto& [key, u] : truth) unfair += u ? 1 : 0;
     if (unfair < 2) continue;

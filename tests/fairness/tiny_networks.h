@@ -412,7 +412,7 @@ inline void expect_first_answer(const Tiny& t, const Truth& truth, const Fairnes
 // A random tree of the given depth over the model inputs, thresholds inside each input's range
 // (halfway between two values, or on one, so both Leq and Lt matter), dyadic leaf weights.
 inline TreeEnsemble::Tree random_tree(std::mt19937& rng, int depth, const std::vector<double>& lo,
-                               const std::vector<double>& hi, int targets, bool sets) {
+                                      const std::vector<double>& hi, int targets, bool sets) {
   TreeEnsemble::Tree t;
   std::uniform_int_distribution<int> input(0, static_cast<int>(lo.size()) - 1);
   std::uniform_int_distribution<int> weight(-8, 8);
@@ -486,6 +486,22 @@ inline Tiny random_forest(const std::string& toml, std::uint64_t seed, bool argm
     t.model = b.finish(b.sigmoid(trees), DecisionRule::threshold_on(trees, 0.0));
   }
   return t;
+}
+
+// Per non-protected point (raw values, protected entries at their minimum): does some protected
+// change flip the double label? The tiny networks are exact in double, so this is the truth.
+inline std::map<std::vector<double>, bool> unfair_points(const Tiny& t) {
+  const Eigen::MatrixXd raw = domain_points(t.schema);
+  const Evaluation e = evaluate(t.model, t.schema.to_model_columns(raw));
+  std::map<std::vector<double>, std::set<int>> labels;
+  for (Eigen::Index j = 0; j < raw.cols(); ++j) {
+    Eigen::VectorXd key = raw.col(j);
+    for (int f : t.prot) key(f) = t.schema.feature(f).min;
+    labels[row(key)].insert(e.labels[static_cast<std::size_t>(j)]);
+  }
+  std::map<std::vector<double>, bool> out;
+  for (const auto& [key, seen] : labels) out[key] = seen.size() > 1;
+  return out;
 }
 
 // An Env with a time limit and, when given (not 0), a thread count.

@@ -35,16 +35,8 @@ struct Counted {
 };
 
 Counted count_unfair(const Tiny& t) {
-  const Eigen::MatrixXd raw = test::domain_points(t.schema);
-  const Evaluation e = evaluate(t.model, t.schema.to_model_columns(raw));
-  std::map<std::vector<double>, std::set<int>> labels;
-  for (Eigen::Index j = 0; j < raw.cols(); ++j) {
-    Eigen::VectorXd key = raw.col(j);
-    for (int f : t.prot) key(f) = t.schema.feature(f).min;
-    labels[test::row(key)].insert(e.labels[static_cast<std::size_t>(j)]);
-  }
   Counted c;
-  for (const auto& [key, seen] : labels) c.points += 1, c.unfair += seen.size() > 1 ? 1 : 0;
+  for (const auto& [key, unfair] : test::unfair_points(t)) c.points += 1, c.unfair += unfair ? 1 : 0;
   return c;
 }
 
