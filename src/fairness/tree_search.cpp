@@ -6,10 +6,10 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <optional>
-#include <queue>
 #include <thread>
 
 #include "core/error.h"
@@ -359,7 +359,8 @@ class TreeSearch {
 
   void push(Box b) {
     std::lock_guard lock(mutex_);
-    s_.heap.push(std::move(b));
+    s_.heap.push_back(std::move(b));
+    std::push_heap(s_.heap.begin(), s_.heap.end(), ByKey{});
   }
 
   void work(bool reports_progress) {
@@ -374,8 +375,9 @@ class TreeSearch {
           idle_cv_.notify_all();
           return;
         }
-        b = s_.heap.top();
-        s_.heap.pop();
+        std::pop_heap(s_.heap.begin(), s_.heap.end(), ByKey{});
+        b = std::move(s_.heap.back());
+        s_.heap.pop_back();
         ++s_.busy;
       }
       Outcome out;
@@ -424,11 +426,18 @@ class TreeSearch {
     if (out.kind == Outcome::Kind::Split && out.children.empty()) {
       s_.stuck.push_back(std::move(b));
     } else if (out.kind == Outcome::Kind::Split) {
-      for (Box& c : out.children) s_.heap.push(std::move(c));
-      if (s_.heap.size() > kMaxOpen) {  // memory bounded: the newest region stays undecided
-        s_.stuck.push_back(s_.heap.top());
-        s_.heap.pop();
-        ++s_.evicted;
+      for (Box& c : out.children) {
+        s_.heap.push_back(std::move(c));
+        std::push_heap(s_.heap.begin(), s_.heap.end(), ByKey{});
+      }
+      if (s_.heap.size() > kMaxOpen) {  // memory bounded: the half with the smallest keys stays undecided
+        const auto half = s_.heap.begin() + static_cast<std::ptrdiff_t>(kMaxOpen / 2);
+        std::nth_element(s_.heap.begin(), half, s_.heap.end(),
+                         [](const Box& a, const Box& c) { return a.key > c.key; });
+        s_.evicted += static_cast<std::int64_t>(s_.heap.end() - half);
+        s_.stuck.insert(s_.stuck.end(), std::make_move_iterator(half), std::make_move_iterator(s_.heap.end()));
+        s_.heap.erase(half, s_.heap.end());
+        std::make_heap(s_.heap.begin(), s_.heap.end(), ByKey{});
       }
     } else {
       ++s_.leaves;
@@ -455,7 +464,8 @@ class TreeSearch {
     FairnessResult r;
     r.engine = "complete";
     std::vector<Box> left = std::move(s_.stuck);
-    while (!s_.heap.empty()) left.push_back(s_.heap.top()), s_.heap.pop();
+    left.insert(left.end(), std::make_move_iterator(s_.heap.begin()), std::make_move_iterator(s_.heap.end()));
+    s_.heap.clear();
     const bool finished = left.empty() && !s_.error;
     const long double valid = domain_points_ - s_.invalid;
     if (answer_) {
@@ -542,7 +552,7 @@ class TreeSearch {
     long double certified = 0.0L, falsified = 0.0L, invalid = 0.0L;
     std::exception_ptr error;
     std::int64_t regions = 0, leaves = 0, rejected = 0, evicted = 0;
-    std::priority_queue<Box, std::vector<Box>, ByKey> heap;
+    std::vector<Box> heap;  // a max-heap by key (ByKey)
     std::vector<Box> stuck;
     std::vector<WitnessPair> witnesses;
     int busy = 0;
