@@ -1253,7 +1253,7 @@ FairnessResult auto_search(const Model& model, const Schema& schema, const Compl
   };
   (void)protected_combinations(schema, options.protected_features);  // input errors here, not in a thread
   std::string why;
-  if (!relu_network_of(model, &why) && !is_tree_model(model)) {
+  if (!relu_network_of(model, &why) && !tree_engine_reads(model, schema, &why)) {
     if (!options.quantify) {
       std::vector<WitnessPair> found = falsify(model, schema, f, env, stats);
       if (!found.empty()) return found_by_falsification(std::move(found));

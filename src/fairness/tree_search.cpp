@@ -570,6 +570,15 @@ bool is_tree_model(const Model& model) {
                      [](const Node& n) { return n.op == OpKind::TreeEnsemble; });
 }
 
+bool tree_engine_reads(const Model& model, const Schema& schema, std::string* why) {
+  try {
+    return is_tree_model(model) && RawTrees::compile(model, schema, why).has_value();
+  } catch (const UnsupportedError& e) {
+    if (why != nullptr) *why = e.what();
+    return false;
+  }
+}
+
 FairnessResult tree_search(const Model& model, const Schema& schema, const CompleteSearchOptions& options, Env& env) {
   if (options.protected_features.empty()) throw InputError("no protected feature given");
   std::string why;

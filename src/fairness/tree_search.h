@@ -14,6 +14,8 @@
 //   witness::FairnessResult r = witness::tree_search(model, schema, o, env);  // r.share: exact counts
 #pragma once
 
+#include <string>
+
 #include "core/env.h"
 #include "domain/schema.h"
 #include "fairness/complete_search.h"
@@ -24,6 +26,8 @@ namespace witness {
 
 // Whether the model decides through one tree-ensemble node (the tree engine's models).
 [[nodiscard]] bool is_tree_model(const Model& model);
+// Whether the tree engine can read this tree model on this schema (else *why says what stops it).
+[[nodiscard]] bool tree_engine_reads(const Model& model, const Schema& schema, std::string* why);
 
 // UnsupportedError when the trees read their inputs through something the engine cannot follow
 // (see RawTrees::compile).
