@@ -298,7 +298,7 @@ class TreeSearch {
     }
     if (!unknown && !flips_where_valid) return certified();
     // A point in the middle may already be a witness (the first one sooner than by splitting).
-    if (wants_witnesses() && !o_.quantify) probe_centre(b, truth, out, ev);
+    if (wants_witnesses()) probe_centre(b, truth, out, ev);
     if (!unknown) {  // flips only where both people exist: split on the constraints to decide it
       const int f = constraint_split(b);
       if (f >= 0) {
