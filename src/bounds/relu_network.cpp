@@ -79,9 +79,8 @@ std::optional<ReluNetwork> relu_network_of(const Model& m, std::string* why) {
     const Node& b = m.nodes[static_cast<std::size_t>(below)];
     if (b.op == OpKind::Input) break;
     if (b.op != OpKind::Relu)
-      return fail(
-          fmt::format("{} is {}; the complete engine handles Dense and ReLU layers",
-                      node_label(b, static_cast<std::size_t>(below)), op_name(b.op)));
+      return fail(fmt::format("{} is {}; the complete engine handles Dense and ReLU layers",
+                              node_label(b, static_cast<std::size_t>(below)), op_name(b.op)));
     id = skip_identity(m, b.inputs[0]);
   }
   net.layers.assign(reversed.rbegin(), reversed.rend());

@@ -158,9 +158,7 @@ class ModelInterpreter {
     }
   }
   [[nodiscard]] std::size_t x_width() const { return static_cast<std::size_t>(m_.input_width()); }
-  [[nodiscard]] std::string node_name(std::size_t i) const {
-    return node_label(m_.nodes[i], i);
-  }
+  [[nodiscard]] std::string node_name(std::size_t i) const { return node_label(m_.nodes[i], i); }
 
   std::vector<Vec> forward(const Vec& x) {
     if (x.size() != x_width()) {
