@@ -336,9 +336,9 @@ py::dict query_call(const std::string& text, const std::string& path, const Opti
 
 TreeEnsemble::Mode tree_mode(const std::string& name) {
   static const std::map<std::string, TreeEnsemble::Mode> modes = {
-      {"leaf", TreeEnsemble::Mode::Leaf}, {"<=", TreeEnsemble::Mode::Leq}, {"<", TreeEnsemble::Mode::Lt},
-      {">=", TreeEnsemble::Mode::Geq},    {">", TreeEnsemble::Mode::Gt},   {"==", TreeEnsemble::Mode::Eq},
-      {"!=", TreeEnsemble::Mode::Neq},   {"in", TreeEnsemble::Mode::Member}};
+      {"leaf", TreeEnsemble::Mode::Leaf}, {"<=", TreeEnsemble::Mode::Leq},   {"<", TreeEnsemble::Mode::Lt},
+      {">=", TreeEnsemble::Mode::Geq},    {">", TreeEnsemble::Mode::Gt},     {"==", TreeEnsemble::Mode::Eq},
+      {"!=", TreeEnsemble::Mode::Neq},    {"in", TreeEnsemble::Mode::Member}};
   const auto it = modes.find(name);
   if (it == modes.end()) throw InputError(fmt::format("tree: unknown node mode '{}'", name));
   return it->second;
