@@ -434,8 +434,8 @@ class TreeSearch {
         const auto half = s_.heap.begin() + static_cast<std::ptrdiff_t>(kMaxOpen / 2);
         std::nth_element(s_.heap.begin(), half, s_.heap.end(),
                          [](const Box& a, const Box& c) { return a.key > c.key; });
+        // Dropped, not kept: their measure stays in the undecided share, and memory stays bounded.
         s_.evicted += static_cast<std::int64_t>(s_.heap.end() - half);
-        s_.stuck.insert(s_.stuck.end(), std::make_move_iterator(half), std::make_move_iterator(s_.heap.end()));
         s_.heap.erase(half, s_.heap.end());
         std::make_heap(s_.heap.begin(), s_.heap.end(), ByKey{});
       }
@@ -466,7 +466,7 @@ class TreeSearch {
     std::vector<Box> left = std::move(s_.stuck);
     left.insert(left.end(), std::make_move_iterator(s_.heap.begin()), std::make_move_iterator(s_.heap.end()));
     s_.heap.clear();
-    const bool finished = left.empty() && !s_.error;
+    const bool finished = left.empty() && s_.evicted == 0 && !s_.error;
     const long double valid = domain_points_ - s_.invalid;
     if (answer_) {
       const std::size_t keep = std::min(left.size(), 4 * static_cast<std::size_t>(std::max(1, o_.max_regions)));
@@ -483,7 +483,8 @@ class TreeSearch {
     r.stats.tests = s_.regions;
     env_.stats.set("complete.regions", static_cast<double>(s_.regions));
     env_.stats.set("complete.leaves", static_cast<double>(s_.leaves));
-    env_.stats.set("complete.open_regions", static_cast<double>(left.size()));
+    env_.stats.set("complete.open_regions", static_cast<double>(left.size()) + static_cast<double>(s_.evicted));
+    env_.stats.set("complete.evicted_regions", static_cast<double>(s_.evicted));
     env_.stats.set("trees.copies", static_cast<double>(copies_.size()));
     env_.stats.set("trees.splits", static_cast<double>(trees_.split_count()));
     r.share.measured = true;
@@ -506,7 +507,8 @@ class TreeSearch {
               ? fmt::format("{} open regions exceeded the queue's capacity and stay undecided", s_.evicted)
               : fmt::format("{}: {:.4g}% of the domain certified, {:.3g}% falsified, {} regions open",
                             s_.interrupted ? env_.stop_reason() : std::string("real features split to the last bit"),
-                            100.0 * r.share.certified, 100.0 * r.share.falsified, left.size());
+                            100.0 * r.share.certified, 100.0 * r.share.falsified,
+                            static_cast<std::int64_t>(left.size()) + s_.evicted);
     }
     r.witnesses = std::move(s_.witnesses);
     if (!r.witnesses.empty()) {
