@@ -52,12 +52,6 @@ std::vector<Dependence> dependences(const Model& m, const Schema& schema, int up
     out.feature.assign(w, -1);
     out.monotone.assign(w, true);
     auto in = [&](std::size_t k) -> const Dependence& { return d[static_cast<std::size_t>(n.inputs[k])]; };
-    auto all_of = [&](const Dependence& x, std::size_t r) {
-      int f = -1;
-      for (int v : x.feature) f = merge(f, v);
-      out.feature[r] = f;
-      out.monotone[r] = false;
-    };
     switch (n.op) {
       case OpKind::Input:
         out.feature = input_feature;
@@ -124,7 +118,6 @@ std::vector<Dependence> dependences(const Model& m, const Schema& schema, int up
           out.feature[r] = f;
           out.monotone[r] = false;
         }
-        (void)all_of;
         break;
     }
   }
