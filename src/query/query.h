@@ -1,5 +1,6 @@
 // Counterfactual queries (soid): might / would the model have decided otherwise, answered by Z3
-// over an exact encoding of the model, with a concrete scenario replayed before it is reported.
+// over an exact encoding of the model (or without a solver: every case of few-valued inputs, or
+// boxes of a tree model's inputs, tree_query.h), with a concrete scenario replayed before it is reported.
 //
 //   witness::Model model = witness::load_model("examples/soid/diabetes/diabetes_agent.onnx");
 //   witness::Query q;
@@ -112,6 +113,11 @@ struct QueryOptions {
   // query's semantics instead of by the solver (the same answer, exact, in milliseconds). 0: the
   // solver answers every query (the tests cross-check both ways).
   std::size_t enumerate_cases = 4096;
+  // A tree model's query whose premise is a union of boxes over the inputs and whose behavior reads
+  // only the label is answered by branch and bound over boxes cut at the trees' thresholds
+  // (query/tree_query.h), searching at most this many boxes before the solver takes over. 0: the
+  // solver answers every query (the tests cross-check both ways).
+  std::size_t tree_boxes = 1000000;
   // Megabytes Z3 may allocate (a float query over a network can take gigabytes); beyond, the
   // answer is unknown ("out of memory"). Z3 has one bound per process; <= 0: none.
   double memory_limit_mb = 4096;
