@@ -31,6 +31,7 @@ struct RunOutput;
 namespace witness::cli {
 
 void add_info_command(CLI::App& app);
+void add_merge_command(CLI::App& app, int& status);
 void add_predict_command(CLI::App& app);
 void add_bias_command(CLI::App& app);
 void add_schema_command(CLI::App& app);

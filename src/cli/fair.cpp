@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <tuple>
 
 #include "cli/cli.h"
@@ -19,6 +20,7 @@
 #include "core/file.h"
 #include "report/rows.h"
 #include "run/jobs.h"
+#include "run/subproblems.h"
 
 namespace witness::cli {
 namespace {
@@ -32,16 +34,49 @@ struct FairArgs {
   bool json = false;
   std::map<std::string, std::string> options;  // fair_options() and the run options, as given
   ReportFiles report;
+  // Paths are CLI flags, never job options: witness serve sets job options by name.
+  std::string checkpoint, resume;
+  double checkpoint_every = 10.0;
+  int split = 0;  // --split-into K: write K sub-problems to out_dir instead of searching
+  std::string out_dir;
+  std::string subproblem;  // continue this sub-problem file
 };
+
+// --split-into K --out-dir D: the sub-problem files, and how to go on.
+int write_split(const FairArgs& args, const FairJob& job, Env& env) {
+  if (args.out_dir.empty()) throw InputError("--split-into: give the folder for the sub-problems with --out-dir");
+  SubjectSource src = args.subject.source();
+  src.data.path = args.data;
+  const std::vector<std::string> files =
+      write_subproblems(src, given_options(args.options), job, args.split, args.out_dir, env);
+  fmt::print("wrote {} sub-problems: {} ... {}\n", files.size(), files.front(), files.back());
+  fmt::print(
+      "  solve each (anywhere these paths are readable): witness fair --subproblem FILE [--threads N] "
+      "[--time-limit S]\n  then: witness merge {}/part-*.result.json\n",
+      args.out_dir);
+  return 0;
+}
 
 int run_fair_command(const FairArgs& args) {
   Env env;
   FairJob job;
   set_job_options(fair_options(), job, env, given_options(args.options));
+  job.settings.checkpoint = args.checkpoint;
+  job.settings.checkpoint_seconds = args.checkpoint_every;
+  job.settings.resume = args.resume;
   env.set_cancel(&interrupt_flag());
   job.settings.cancel = &interrupt_flag();
   env.start();
   apply_process_limits(env);
+  if (args.split > 0) return write_split(args, job, env);
+  const bool subproblem = !args.subproblem.empty();
+  if (subproblem && (!args.subject.model.empty() || !args.subject.schema.empty() || !args.data.empty() ||
+                     !args.subject.protected_list.empty() || !args.resume.empty() || !args.checkpoint.empty()))
+    throw InputError(
+        "--subproblem: the sub-problem file says the model, schema, data and protected features, and "
+        "where its result goes");
+  if (!subproblem && args.subject.model.empty())
+    throw InputError("fair: a model file is needed (or --subproblem FILE)");
   check_report_files(args.report);
   for (const std::string& f : {args.witnesses_out, args.regions_out}) {
     if (!f.empty()) check_writable(f);
@@ -49,19 +84,23 @@ int run_fair_command(const FairArgs& args) {
   SubjectSource src = args.subject.source();
   src.data.path = args.data;
   src.seeds.path = args.seeds;
-  const JobSubject subject = load_subject(src);
-  const Model& model = *subject.model;
+  const std::optional<JobSubject> subject = subproblem ? std::nullopt : std::optional(load_subject(src));
+  const std::string model_name = subproblem ? args.subproblem : subject->model->source;
+  const std::string schema_name = subproblem ? args.subproblem : subject->schema.source();
+  const std::vector<std::string> protected_names = subproblem ? std::vector<std::string>{} : subject->protected_names;
   const double limit = env.options.get_real("time-limit");
   // The latest shares the complete engine reported (sound when reported), for the answer below.
   std::atomic<double> last_certified{0.0}, last_falsified{0.0};
   const bool measures = fairness_engine(job.engine).measures_domain;
-  const bool uses_z3 = engine_uses_z3(job.engine, model);
+  const bool uses_z3 = !subproblem && engine_uses_z3(job.engine, *subject->model);
   // The last resort behind --time-limit: Z3 4.8.12 ignores its timeout and interrupts inside some
   // integer checks, so if the engine has not returned well after the limit, print an inconclusive
   // answer (with the shares known so far) and end the process (exit 20) instead of overrunning.
   // The whole command counts (loading a wide network takes seconds): the answer comes by 10% + 1 s
   // past the limit, counted from the start.
-  const double grace = limit * 0.1 + 0.5;  // exiting a process of a few GB takes a few tenths
+  // Exiting a process of a few GB takes a few tenths; a checkpoint at the end, about a second per
+  // 150,000 open regions.
+  const double grace = limit * 0.1 + 0.5 + (args.checkpoint.empty() && !subproblem ? 0.0 : 2.0 + limit * 0.1);
   auto late_answer = [&]() {
     const std::string why = fmt::format("the engine did not stop within {:.1f} s of the {} s time limit{}", grace,
                                         limit, uses_z3 ? " (a Z3 call ignored its timeout)" : "");
@@ -73,16 +112,10 @@ int run_fair_command(const FairArgs& args) {
                             percent(c), percent(f), percent(std::max(0.0, 1.0 - c - f)));
       return text;
     }
-    nlohmann::json late = {{"verdict", "inconclusive"},
-                           {"engine", job.engine},
-                           {"model", model.source},
-                           {"schema", subject.schema.source()},
-                           {"protected", subject.protected_names},
-                           {"exhaustive", false},
-                           {"reason", why},
-                           {"witnesses_found", 0},
-                           {"witness", nullptr},
-                           {"stats", {{"seconds", limit}}}};
+    nlohmann::json late = {
+        {"verdict", "inconclusive"},    {"engine", job.engine},         {"model", model_name}, {"schema", schema_name},
+        {"protected", protected_names}, {"exhaustive", false},          {"reason", why},       {"witnesses_found", 0},
+        {"witness", nullptr},           {"stats", {{"seconds", limit}}}};
     if (measures) {
       late["certified"] = c;
       late["falsified"] = f;
@@ -97,6 +130,7 @@ int run_fair_command(const FairArgs& args) {
                               std::chrono::duration<double>(std::max(0.0, limit + grace - env.elapsed_seconds()))))
           : std::nullopt,
       [&late_answer] {
+        wait_for_writes(120.0);  // a checkpoint being written is completed, so it can be resumed
         const std::string answer = late_answer();
         std::fputs(answer.c_str(), stdout);
         std::fflush(stdout);
@@ -119,7 +153,14 @@ int run_fair_command(const FairArgs& args) {
       progress.show(line);
     }
   };
-  const RunOutput out = run_fair(subject, job, env, command_line());
+  RunOutput out;
+  if (subproblem) {
+    std::string result;
+    std::tie(out, result) = solve_subproblem(args.subproblem, job, env, command_line());
+    env.log(0, "sub-problem {}: its state is saved in {}", args.subproblem, result);
+  } else {
+    out = run_fair(*subject, job, env, command_line());
+  }
   progress.clear();
   // The answer first: a side file that fails after all is an error, but the verdict is printed.
   print_stats(env);
@@ -138,7 +179,7 @@ void add_fair_command(CLI::App& app, int& status) {
       "fair",
       "Find an unfairness witness (two inputs that differ only in protected attributes and get different "
       "labels), or prove that none exists. Exit 0 verified, 10 witness, 20 inconclusive");
-  add_subject_options(*cmd, args->subject);
+  add_subject_options(*cmd, args->subject, "--data", false);
   cmd->add_option("--seeds", args->seeds, "CSV of seed rows (concolic: every row; dual: the first is the start)");
   cmd->add_option("--witnesses-out", args->witnesses_out, "write the witness pairs as CSV (raw, named values)");
   cmd->add_option("--regions-out", args->regions_out,
@@ -148,10 +189,54 @@ void add_fair_command(CLI::App& app, int& status) {
                   "rows whose label changes, and the group metrics when the rows have labels; a model that carries "
                   "its preprocessing reads its schema off them");
   add_setting_flags(*cmd, fair_options(), args->options);
+  cmd->add_option("--checkpoint", args->checkpoint,
+                  "complete, auto: save the search (closed shares, open regions) to FILE every --checkpoint-every "
+                  "seconds and at the end, written atomically");
+  cmd->add_option("--checkpoint-every", args->checkpoint_every, "seconds between checkpoints (default 10)");
+  cmd->add_option("--resume", args->resume,
+                  "complete, auto: continue the search saved in FILE (by --checkpoint) with the same model, schema, "
+                  "protected features and mode");
+  cmd->add_option("--split-into", args->split,
+                  "complete, auto: write K sub-problems (saved searches of parts of the domain) to --out-dir instead "
+                  "of searching; solve each with --subproblem, join them with witness merge");
+  cmd->add_option("--out-dir", args->out_dir, "--split-into: the folder for the sub-problem files");
+  cmd->add_option("--subproblem", args->subproblem,
+                  "continue a sub-problem file of --split-into (it names the model, schema and options); its state is "
+                  "saved beside it as part-K.result.json");
   cmd->add_flag("--json", args->json, "print one JSON document on stdout");
   add_report_options(*cmd, args->report);
   add_env_options(*cmd, args->options, {"seed", "time-limit", "memory-limit", "threads", "verbose", "stats"});
   cmd->callback([args, &status] { status = run_fair_command(*args); });
+}
+
+void add_merge_command(CLI::App& app, int& status) {
+  struct MergeArgs {
+    std::vector<std::string> results;
+    std::string witnesses_out, regions_out;
+    bool json = false;
+  };
+  auto args = std::make_shared<MergeArgs>();
+  CLI::App* cmd =
+      app.add_subcommand("merge",
+                         "Join the results of the sub-problems of `witness fair --split-into` (every part exactly "
+                         "once) into the answer one "
+                         "run gives: verdict, shares, regions. Exit 0 verified, 10 witness, 20 inconclusive");
+  cmd->add_option("results", args->results, "the part-K.result.json files")->required();
+  cmd->add_option("--witnesses-out", args->witnesses_out, "write the witness pairs as CSV (raw, named values)");
+  cmd->add_option("--regions-out", args->regions_out, "--quantify: write the regions as CSV");
+  cmd->add_flag("--json", args->json, "print one JSON document on stdout");
+  cmd->callback([args, &status] {
+    Env env;
+    env.start();
+    for (const std::string& f : {args->witnesses_out, args->regions_out}) {
+      if (!f.empty()) check_writable(f);
+    }
+    const RunOutput out = merge_subproblems(args->results, FairJob{}, env, command_line());
+    print_answer(out, args->json);
+    if (!args->witnesses_out.empty()) write_file(args->witnesses_out, out.pairs_csv);
+    if (!args->regions_out.empty()) write_file(args->regions_out, out.regions_csv);
+    status = verdict_exit_code(out.result);
+  });
 }
 
 }  // namespace witness::cli

@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "core/error.h"
+#include "fairness/distributed_search.h"
 #include "report/html_report.h"
 #include "solver/z3_check.h"
 
@@ -33,9 +34,15 @@ std::string printable(const std::string& text) {
 
 int main(int argc, char** argv) {
   witness::cli::catch_interrupts();  // first: a Ctrl-C from now on is handled
+  // Under mpirun/srun: one witness per rank; only rank 0 prints answers (distributed_search.h).
+  witness::distributed_start();
+  struct Finalize {
+    ~Finalize() { witness::distributed_stop(); }
+  } const finalize;
+  if (witness::distributed_rank() > 0 && std::freopen("/dev/null", "w", stdout) == nullptr) return 2;
   CLI::App app("witness: find unfairness witnesses in decision models, or prove there are none", "witness");
   app.require_subcommand(1);
-  app.set_version_flag("--version", witness::witness_version());
+  app.set_version_flag("--version", witness::witness_version() + (witness::distributed_built() ? " (MPI)" : ""));
   witness::cli::set_command_line(argc, argv);
   witness::cli::add_info_command(app);
   witness::cli::add_predict_command(app);
@@ -46,6 +53,7 @@ int main(int argc, char** argv) {
   witness::cli::add_transform_command(app);
   int status = 0;  // set by commands that answer with a verdict
   witness::cli::add_fair_command(app, status);
+  witness::cli::add_merge_command(app, status);
   witness::cli::add_test_command(app, status);
   witness::cli::add_query_command(app, status);
   witness::cli::add_report_command(app);
@@ -102,6 +110,7 @@ int main(int argc, char** argv) {
     std::cerr.flush();
     std::quick_exit(1);
   }
+  if (witness::distributed_rank() > 0) status = 0;  // the verdict is rank 0's to give
   if (witness::cli::was_interrupted()) status = interrupted_status();
   // A large Z3 context may still be being freed on a helper thread: the answer is printed, so do
   // not make the caller wait for it.

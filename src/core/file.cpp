@@ -3,15 +3,38 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "core/error.h"
 
 namespace witness {
+
+namespace {
+
+std::atomic<int> writes_under_way{0};
+
+// Counts a write_file call while it runs (wait_for_writes).
+struct WriteUnderWay {
+  WriteUnderWay() { ++writes_under_way; }
+  ~WriteUnderWay() { --writes_under_way; }
+  WriteUnderWay(const WriteUnderWay&) = delete;
+  WriteUnderWay& operator=(const WriteUnderWay&) = delete;
+};
+
+}  // namespace
+
+void wait_for_writes(double max_seconds) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(max_seconds);
+  while (writes_under_way.load() > 0 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+}
 
 std::string read_file(const std::string& path, std::uintmax_t max_bytes) {
   std::error_code ec;
@@ -54,6 +77,7 @@ void check_writable(const std::string& path) {
 }
 
 void write_file(const std::string& path, std::string_view text) {
+  const WriteUnderWay under_way;
   namespace fs = std::filesystem;
   std::error_code ec;
   const auto status = fs::status(path, ec);

@@ -22,6 +22,9 @@ std::string read_file(const std::string& path, std::uintmax_t max_bytes = std::u
 // over `path` once complete (devices and pipes such as /dev/stdout are written directly). Throws
 // InputError naming the file when it cannot be written (a missing folder, a full disk).
 void write_file(const std::string& path, std::string_view text);
+// Waits (at most max_seconds) until no write_file call is under way: a process about to end on a
+// deadline lets a file being written (a checkpoint) be completed first.
+void wait_for_writes(double max_seconds);
 // Checks, before a run, that write_file(path, ...) can succeed: not a folder, and its folder exists
 // and is writable. Throws InputError naming the file, so a long run does not end in a lost answer.
 void check_writable(const std::string& path);

@@ -17,6 +17,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "core/choice.h"
@@ -26,6 +28,8 @@
 #include "model/model.h"
 
 namespace witness {
+
+struct SearchState;  // search_state.h
 
 // How a region picks the feature it splits: Score = the largest |coefficient| x width in the
 // output's symbolic bounds (summed over the copies); Gap = the feature that most narrows the
@@ -68,6 +72,15 @@ struct CompleteSearchOptions {
   const std::atomic<bool>* cancel = nullptr;            // stop early (verdict inconclusive) when it becomes true
   // Called from one worker about four times a second (e.g. a progress line on a terminal).
   std::function<void(const CompleteProgress&)> progress;
+  // The search saved to this file every checkpoint_seconds and at the end (search_state.h), and
+  // continued from `resume`'s saved state instead of the whole domain.
+  std::string checkpoint;
+  double checkpoint_seconds = 10.0;
+  std::string resume;
+  // Or continue from this state; with answer_only, answer from it without searching (the joined
+  // results of sub-problems).
+  std::shared_ptr<const SearchState> start;
+  bool answer_only = false;
 };
 
 // Throws UnsupportedError when the model is not a Dense/ReLU network under a threshold rule.
@@ -75,6 +88,12 @@ struct CompleteSearchOptions {
 // counts say how many individuals a protected change treats differently, and which.
 FairnessResult complete_search(const Model& model, const Schema& schema, const CompleteSearchOptions& options,
                                Env& env);
+
+// The question cut into `parts` sub-problems (saved states, search_state.h), each to be continued
+// on its own and their results joined: the domain is refined until a few regions per part are
+// open, and these are dealt out largest first; part 0 also holds what was closed on the way.
+std::vector<SearchState> split_complete_search(const Model& model, const Schema& schema,
+                                               const CompleteSearchOptions& options, int parts, Env& env);
 
 // The default engine: complete_search with falsify() beside it on one more thread for
 // falsify_share of the time limit (60 s without one); the first answer wins. Models that the

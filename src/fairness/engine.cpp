@@ -7,6 +7,7 @@
 
 #include "bounds/relu_network.h"
 #include "core/error.h"
+#include "fairness/search_state.h"
 #include "fairness/smt_search.h"
 #include "fairness/tree_search.h"
 
@@ -103,7 +104,12 @@ CompleteSearchOptions complete_options(const FairnessProblem& p, const EngineSet
           .split = s.split,
           .max_regions = s.max_regions,
           .cancel = s.cancel,
-          .progress = s.progress};
+          .progress = s.progress,
+          .checkpoint = s.checkpoint,
+          .checkpoint_seconds = s.checkpoint_seconds,
+          .resume = s.resume,
+          .start = s.start,
+          .answer_only = s.answer_only};
 }
 
 ConcolicSearchOptions concolic_options(const FairnessProblem& p, const EngineSettings& s) {
@@ -161,10 +167,26 @@ void settle_witnesses(FairnessResult& r, const FairnessProblem& problem, const E
 
 }  // namespace
 
+std::vector<SearchState> split_fairness_search(const std::string& engine, const FairnessProblem& problem,
+                                               const EngineSettings& settings, int parts, Env& env) {
+  check_engine_settings(settings);
+  const std::string& name = fairness_engine(engine).name;
+  if (name != "auto" && name != "complete")
+    throw InputError(fmt::format("--split-into cuts the complete engine's search, not the {} engine's", name));
+  return split_complete_search(problem.model(), problem.schema(), complete_options(problem, settings), parts, env);
+}
+
 FairnessResult run_fairness_engine(const std::string& name, const FairnessProblem& problem,
                                    const EngineSettings& settings, Env& env) {
   check_engine_settings(settings);
   const std::string& engine = fairness_engine(name).name;
+  if ((!settings.checkpoint.empty() || !settings.resume.empty() || settings.start) && engine != "auto" &&
+      engine != "complete")
+    throw InputError(
+        fmt::format("--checkpoint and --resume save and continue the complete engine's search, not the "
+                    "{} engine's (use --engine complete or auto)",
+                    engine));
+  if (!(settings.checkpoint_seconds > 0.0)) throw InputError("--checkpoint-every: expected a number of seconds > 0");
   const Model& model = problem.model();
   const Schema& schema = problem.schema();
   FairnessResult r;

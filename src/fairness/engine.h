@@ -14,6 +14,7 @@
 #include <Eigen/Dense>
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,13 @@ struct EngineSettings {
   double query_time_limit = 1.0;                          // dual, concolic: seconds per solver call
   const std::atomic<bool>* cancel = nullptr;              // complete, auto: stop early when true
   std::function<void(const CompleteProgress&)> progress;  // complete, auto: shares as they grow
+  // complete, auto: save the search to / continue it from these files (CompleteSearchOptions).
+  // File paths: set by the CLI only, never by name (witness serve sets options by name).
+  std::string checkpoint;
+  double checkpoint_seconds = 10.0;
+  std::string resume;
+  std::shared_ptr<const SearchState> start;  // complete, auto: CompleteSearchOptions::start, answer_only
+  bool answer_only = false;
 };
 
 // The engine settings as options, declared once (name, type, default, range or allowed values,
@@ -89,6 +97,11 @@ const std::vector<EngineInfo>& fairness_engines();
 const EngineInfo& fairness_engine(const std::string& name);
 // Whether the engine calls Z3 on this model (Z3 can overrun a time limit; see cli/fair.cpp).
 bool engine_uses_z3(const std::string& name, const Model& model);
+
+// The complete engine's search cut into `parts` sub-problems (split_complete_search); InputError
+// for an engine other than complete or auto.
+std::vector<SearchState> split_fairness_search(const std::string& engine, const FairnessProblem& problem,
+                                               const EngineSettings& settings, int parts, Env& env);
 
 // Runs the engine and records its SearchStats in env.stats as `search.*` counters.
 FairnessResult run_fairness_engine(const std::string& name, const FairnessProblem& problem,

@@ -148,6 +148,10 @@ void QuantifyAnswer::add_report(const Eigen::VectorXd& lo, const Eigen::VectorXd
   rep.undecided = static_cast<double>(undecided / domain_points_);
   rep.all_falsified = all;
   reports_.push_back(std::move(rep));
+  keep_largest();
+}
+
+void QuantifyAnswer::keep_largest() {
   // Merging sorts them once per feature and pass: at most 8192 kept (the largest), so that the
   // answer is built in a fraction of a second after a time limit.
   const std::size_t cap = std::min<std::size_t>(8192, 64 * static_cast<std::size_t>(std::max(1, max_regions_)));
@@ -158,6 +162,18 @@ void QuantifyAnswer::add_report(const Eigen::VectorXd& lo, const Eigen::VectorXd
                      });
     reports_.resize(cap);
   }
+}
+
+bool QuantifyAnswer::join(const Parts& parts) {
+  if (parts.mass.empty() && parts.reports.empty()) return true;  // nothing falsified yet
+  if (parts.mass.size() != mass_.size()) return false;
+  for (std::size_t m = 0; m < mass_.size(); ++m)
+    if (parts.mass[m].size() != mass_[m].size()) return false;
+  for (std::size_t m = 0; m < mass_.size(); ++m)
+    for (std::size_t b = 0; b < mass_[m].size(); ++b) mass_[m][b] += parts.mass[m][b];
+  reports_.insert(reports_.end(), parts.reports.begin(), parts.reports.end());
+  keep_largest();
+  return true;
 }
 
 std::vector<FeatureMarginal> QuantifyAnswer::marginals(long double total_falsified) const {

@@ -42,7 +42,18 @@ class QuantifyAnswer {
   // max_regions, as shares of `valid_points` (the domain's measure of people who can exist).
   [[nodiscard]] std::vector<RegionReport> regions(long double valid_points);
 
+  // What it holds so far (falsified reports, marginal mass), to save with a search's state or to
+  // join with another answer to the same question (a sub-problem's, a resumed run's).
+  struct Parts {
+    std::vector<RegionReport> reports;
+    std::vector<std::vector<long double>> mass;  // per non-protected feature, per bin
+  };
+  [[nodiscard]] Parts parts() const { return {reports_, mass_}; }
+  // false (nothing joined) when the mass has another shape than this answer's bins.
+  bool join(const Parts& parts);
+
  private:
+  void keep_largest();
   [[nodiscard]] bool discrete(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi) const;
 
   const Schema& schema_;

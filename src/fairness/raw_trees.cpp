@@ -174,8 +174,8 @@ class InputProbe {
   Eigen::VectorXd base_;
 };
 
-// Interval of a monotone (in double) function's values at the ends of [lo, hi].
-struct Interval {
+// The range of a monotone (in double) function's values at the ends of [lo, hi].
+struct ValueRange {
   double lo = 0.0, hi = 0.0;
 };
 
@@ -517,25 +517,25 @@ int RawTrees::label(const BoxScores& s) const {
     if (s.hi[k] < t - margin(s.hi[k], t)) return 0;
     return -1;
   }
-  // Interval arithmetic from the ensemble's outputs to the rule's node; decided only with a margin
+  // ValueRange arithmetic from the ensemble's outputs to the rule's node; decided only with a margin
   // well above double rounding (exact labels come from evaluating a point once every tree is decided).
-  std::map<int, std::vector<Interval>> v;
+  std::map<int, std::vector<ValueRange>> v;
   {
-    std::vector<Interval>& e = v[ensemble_node_];
+    std::vector<ValueRange>& e = v[ensemble_node_];
     for (std::size_t k = 0; k < s.lo.size(); ++k) e.push_back({s.lo[k], s.hi[k]});
   }
-  auto value = [&](int id) -> const std::vector<Interval>& {
+  auto value = [&](int id) -> const std::vector<ValueRange>& {
     auto it = v.find(id);
     if (it != v.end()) return it->second;
     const Node& n = m.nodes[static_cast<std::size_t>(id)];
-    std::vector<Interval> c;  // a constant (checked when compiled)
+    std::vector<ValueRange> c;  // a constant (checked when compiled)
     for (Eigen::Index k = 0; k < n.values.size(); ++k) c.push_back({n.values(k), n.values(k)});
     return v[id] = c;
   };
   for (int id : post_nodes_) {
     const Node& n = m.nodes[static_cast<std::size_t>(id)];
-    std::vector<Interval> out(static_cast<std::size_t>(n.width));
-    const std::vector<Interval>& a = value(n.inputs[0]);
+    std::vector<ValueRange> out(static_cast<std::size_t>(n.width));
+    const std::vector<ValueRange>& a = value(n.inputs[0]);
     auto monotone = [&](auto f) {
       for (std::size_t k = 0; k < out.size(); ++k) out[k] = {f(a[k].lo), f(a[k].hi)};
     };
@@ -569,7 +569,7 @@ int RawTrees::label(const BoxScores& s) const {
       }
       case OpKind::Dense:
         for (std::size_t r = 0; r < out.size(); ++r) {
-          Interval acc{n.values(static_cast<Eigen::Index>(r)), n.values(static_cast<Eigen::Index>(r))};
+          ValueRange acc{n.values(static_cast<Eigen::Index>(r)), n.values(static_cast<Eigen::Index>(r))};
           for (std::size_t c = 0; c < a.size(); ++c) {
             const double wt = n.weights(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c));
             acc.lo += wt >= 0.0 ? wt * a[c].lo : wt * a[c].hi;
@@ -579,9 +579,9 @@ int RawTrees::label(const BoxScores& s) const {
         }
         break;
       default: {  // Add, Sub, Mul, Div with width-1 broadcasting
-        const std::vector<Interval>& b = value(n.inputs[1]);
+        const std::vector<ValueRange>& b = value(n.inputs[1]);
         for (std::size_t k = 0; k < out.size(); ++k) {
-          const Interval x = a[a.size() == 1 ? 0 : k], y = b[b.size() == 1 ? 0 : k];
+          const ValueRange x = a[a.size() == 1 ? 0 : k], y = b[b.size() == 1 ? 0 : k];
           if (n.op == OpKind::Add) {
             out[k] = {x.lo + y.lo, x.hi + y.hi};
           } else if (n.op == OpKind::Sub) {
@@ -599,11 +599,11 @@ int RawTrees::label(const BoxScores& s) const {
     }
     v[id] = std::move(out);
   }
-  const std::vector<Interval>& r = value(m.rule.node);
+  const std::vector<ValueRange>& r = value(m.rule.node);
   for (const auto& i : r)
     if (std::isnan(i.lo) || std::isnan(i.hi)) return -1;
   if (m.rule.kind == DecisionRule::Kind::Threshold) {
-    const Interval& i = r[static_cast<std::size_t>(m.rule.index)];
+    const ValueRange& i = r[static_cast<std::size_t>(m.rule.index)];
     const double t = m.rule.threshold;
     if (i.lo > t + margin(i.lo, t)) return 1;
     if (i.hi < t - margin(i.hi, t)) return 0;

@@ -14,11 +14,13 @@
 //   witness::FairnessResult r = witness::tree_search(model, schema, o, env);  // r.share: exact counts
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "core/env.h"
 #include "domain/schema.h"
 #include "fairness/complete_search.h"
+#include "fairness/search_region.h"
 #include "fairness/verdict.h"
 #include "model/model.h"
 
@@ -28,6 +30,13 @@ namespace witness {
 [[nodiscard]] bool is_tree_model(const Model& model);
 // Whether the tree engine can read this tree model on this schema (else *why says what stops it).
 [[nodiscard]] bool tree_engine_reads(const Model& model, const Schema& schema, std::string* why);
+
+// The tree engine's regions, for a scheduler of one's own (tree_search runs them on
+// RegionScheduler); the model, schema, options and signals must outlive them. UnsupportedError as
+// tree_search.
+[[nodiscard]] std::unique_ptr<RegionEvaluator> tree_regions(const Model& model, const Schema& schema,
+                                                            const CompleteSearchOptions& options,
+                                                            const SearchSignals& signals);
 
 // UnsupportedError when the trees read their inputs through something the engine cannot follow
 // (see RawTrees::compile).

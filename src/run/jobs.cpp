@@ -71,10 +71,12 @@ std::vector<std::string> engine_names() {
 
 // With data rows (and no quantification): the rows that a protected change flips are witnesses
 // first, real people rather than points the search made up; the engine runs when they are fewer
-// than asked, and its witnesses follow theirs.
+// than asked, and its witnesses follow theirs. A search saved or continued (--checkpoint,
+// --resume) is the engine's alone.
 FairnessResult fair_with_rows(const JobSubject& subject, const FairnessProblem& problem, const std::string& engine,
                               const EngineSettings& settings, Env& env) {
-  if (!subject.data || settings.quantify) return run_fairness_engine(engine, problem, settings, env);
+  if (!subject.data || settings.quantify || !settings.checkpoint.empty() || !settings.resume.empty() || settings.start)
+    return run_fairness_engine(engine, problem, settings, env);
   const int asked = std::max(1, settings.max_witnesses);
   SearchStats rows_stats;
   std::vector<WitnessPair> found = witnesses_in_rows(*subject.model, subject.schema, subject.protected_features,
@@ -193,6 +195,16 @@ const std::vector<SettingOption<QueryJob>>& query_options() {
         {}},
        [](QueryJob& j, const std::string& v) { j.options.enumerate_cases = static_cast<std::size_t>(std::stod(v)); },
        [](const QueryJob& j) { return std::to_string(j.options.enumerate_cases); }},
+      {{"tree-boxes",
+        OptionSpec::Type::Int,
+        "1000000",
+        0,
+        1e9,
+        "tree models: a query over boxes of the inputs about the label is answered by branch and bound, "
+        "searching at most this many boxes before the solver takes over (0: always the solver)",
+        {}},
+       [](QueryJob& j, const std::string& v) { j.options.tree_boxes = static_cast<std::size_t>(std::stod(v)); },
+       [](const QueryJob& j) { return std::to_string(j.options.tree_boxes); }},
   };
   return options;
 }

@@ -1,0 +1,113 @@
+#include <fmt/format.h>
+
+#include <atomic>
+#include <thread>
+
+#include "bounds/relu_network.h"
+#include "core/error.h"
+#include "fairness/complete_search.h"
+#include "fairness/concolic_search.h"
+#include "fairness/falsify.h"
+#include "fairness/tree_search.h"
+
+namespace witness {
+
+FairnessResult auto_search(const Model& model, const Schema& schema, const CompleteSearchOptions& options, Env& env) {
+  SearchStats stats;
+  FalsifyOptions f;
+  f.protected_features = options.protected_features;
+  f.seconds = options.falsify_seconds;
+  f.max_witnesses = options.max_witnesses;
+  auto found_by_falsification = [&](std::vector<WitnessPair> found) {
+    FairnessResult r;
+    r.engine = "auto";
+    r.phase = "falsification";
+    r.verdict = Verdict::Witness;
+    r.witnesses = std::move(found);
+    r.stats = stats;
+    r.stats.seconds = env.elapsed_seconds();
+    return r;
+  };
+  (void)protected_combinations(schema, options.protected_features);  // input errors here, not in a thread
+  std::string why;
+  if (!relu_network_of(model, &why) && !tree_engine_reads(model, schema, &why)) {
+    if (!options.checkpoint.empty() || !options.resume.empty() || options.start)
+      throw InputError(
+          fmt::format("--checkpoint and --resume need the complete engine, which does not read this model: {}", why));
+    if (!options.quantify) {
+      std::vector<WitnessPair> found = falsify(model, schema, f, env, stats);
+      if (!found.empty()) return found_by_falsification(std::move(found));
+    }
+    ConcolicSearchOptions d;
+    d.protected_features = options.protected_features;
+    d.max_witnesses = options.max_witnesses;
+    d.query_time_limit = 1.0;
+    FairnessResult r;
+    try {
+      r = dual_search(model, schema, d, env);
+    } catch (const UnsupportedError& e) {
+      // No exact engine reads this model (tree ensembles, lookups): what falsification found is the answer.
+      r.verdict = Verdict::Inconclusive;
+      r.reason = fmt::format(
+          "falsification found no witness in {} tests, and no exact engine reads this model ({}); "
+          "witness test searches longer",
+          stats.tests, e.what());
+      r.stats = stats;
+      r.stats.seconds = env.elapsed_seconds();
+      r.engine = "auto";
+      r.phase = "falsification";
+      return r;
+    }
+    r.engine = "auto(dual)";
+    r.phase = "dual";
+    return r;
+  }
+  // Falsification runs beside the branch and bound from the start (a fair model is often closed at
+  // the root in milliseconds, which a falsification phase first would delay); the first answer wins.
+  std::atomic<bool> complete_done{false}, falsify_found{false};
+  const double limit = env.options.get_real("time-limit");
+  f.seconds = limit > 0 ? options.falsify_share * limit : 60.0;
+  f.cancel = &complete_done;
+  SearchStats side_stats;
+  std::vector<WitnessPair> side_found;
+  std::exception_ptr side_error;
+  std::thread side;
+  if (!options.quantify) {
+    side = std::thread([&] {
+      try {
+        side_found = falsify(model, schema, f, env, side_stats);
+        if (!side_found.empty()) falsify_found = true;
+      } catch (...) {
+        side_error = std::current_exception();
+      }
+    });
+  }
+  CompleteSearchOptions co = options;
+  co.cancel = &falsify_found;
+  FairnessResult r;
+  try {
+    r = complete_search(model, schema, co, env);
+  } catch (...) {
+    complete_done = true;
+    if (side.joinable()) side.join();
+    throw;
+  }
+  complete_done = true;
+  if (side.joinable()) side.join();
+  if (side_error) std::rethrow_exception(side_error);
+  stats.tests += side_stats.tests;
+  stats.rejected += side_stats.rejected;
+  if (r.verdict != Verdict::Witness && !side_found.empty()) {
+    FairnessResult w = found_by_falsification(std::move(side_found));
+    w.stats.regions = r.stats.regions;
+    w.stats.leaves = r.stats.leaves;
+    return w;  // the complete engine's shares were cut short: not reported
+  }
+  r.engine = "auto";
+  r.phase = "complete";
+  r.stats.tests += stats.tests;
+  r.stats.rejected += stats.rejected;
+  return r;
+}
+
+}  // namespace witness

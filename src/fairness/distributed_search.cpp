@@ -1,0 +1,257 @@
+#include "fairness/distributed_search.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/error.h"
+#include "fairness/region_scheduler.h"
+#include "fairness/search_state.h"
+
+#ifdef WITNESS_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace witness {
+
+#ifndef WITNESS_HAVE_MPI
+
+bool distributed_built() { return false; }
+void distributed_start() {}
+void distributed_stop() {}
+int distributed_rank() { return 0; }
+int distributed_size() { return 1; }
+FairnessResult distributed_search(const RegionEvaluator& /*regions*/, SearchSignals& /*signals*/,
+                                  const Model& /*model*/, const Schema& /*schema*/, const CompleteSearchOptions& /*o*/,
+                                  Env& /*env*/) {
+  throw InternalError("witness was built without MPI");
+}
+
+#else
+
+namespace {
+
+enum Tag : int { kRequest = 1, kPart = 2, kResult = 3, kStop = 4, kNone = 5 };
+constexpr int kPartsPerRank = 8;
+
+bool started_by_launcher() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
+    if (std::getenv(v) != nullptr) return true;
+  return false;
+}
+
+bool mpi_running() {
+  int init = 0, done = 0;
+  MPI_Initialized(&init);
+  MPI_Finalized(&done);
+  return init != 0 && done == 0;
+}
+
+void send_text(int to, int tag, const std::string& text) {
+  if (text.size() > static_cast<std::size_t>(INT32_MAX))
+    throw InputError(fmt::format("a sub-problem's state of {} MB is too large for one MPI message", text.size() >> 20));
+  MPI_Send(text.data(), static_cast<int>(text.size()), MPI_CHAR, to, tag, MPI_COMM_WORLD);
+}
+
+std::string receive_text(const MPI_Status& probed) {
+  int n = 0;
+  MPI_Get_count(&probed, MPI_CHAR, &n);
+  std::string text(static_cast<std::size_t>(n), '\0');
+  MPI_Recv(text.data(), n, MPI_CHAR, probed.MPI_SOURCE, probed.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  return text;
+}
+
+// Solves one part on its own thread, so that the rank's MPI thread stays free to listen.
+class PartSolver {
+ public:
+  PartSolver(const RegionEvaluator& regions, SearchSignals& signals, const Schema& schema,
+             const CompleteSearchOptions& o, Env& env)
+      : regions_(regions), signals_(signals), schema_(schema), o_(o), env_(env) {
+    own_.cancel = &cancel_;
+  }
+  void start(SearchState part) {
+    cancel_ = false;
+    signals_.stop = false;
+    done_ = false;
+    thread_ = std::thread([this, p = std::move(part)]() mutable {
+      try {
+        RegionScheduler scheduler(regions_, signals_, schema_, own_options(), env_);
+        result_ = scheduler.search(std::move(p));
+      } catch (...) {
+        error_ = std::current_exception();
+      }
+      done_ = true;
+    });
+  }
+  [[nodiscard]] bool busy() const { return thread_.joinable(); }
+  [[nodiscard]] bool done() const { return done_.load(); }
+  void cancel() { cancel_ = true; }
+  // The finished part's state (rethrows what the search threw).
+  SearchState finish() {
+    thread_.join();
+    if (error_) std::rethrow_exception(error_);
+    return std::move(*result_);
+  }
+
+ private:
+  const CompleteSearchOptions& own_options() {
+    const bool user_cancel = o_.cancel != nullptr && o_.cancel->load();
+    if (user_cancel) cancel_ = true;
+    own_ = o_;
+    own_.cancel = &cancel_;
+    own_.checkpoint.clear();
+    return own_;
+  }
+  const RegionEvaluator& regions_;
+  SearchSignals& signals_;
+  const Schema& schema_;
+  const CompleteSearchOptions& o_;
+  Env& env_;
+  CompleteSearchOptions own_;
+  std::atomic<bool> cancel_{false}, done_{false};
+  std::thread thread_;
+  std::optional<SearchState> result_;
+  std::exception_ptr error_;
+};
+
+bool witness_ends_search(const SearchState& s, const CompleteSearchOptions& o) {
+  return !o.quantify && !s.tally.witnesses.empty();
+}
+
+FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals, const Schema& schema,
+                          const CompleteSearchOptions& o, Env& env, const SearchQuestion& question, int size) {
+  std::vector<SearchState> parts = split_search(regions, signals, schema, o, kPartsPerRank * size, env);
+  signals.stop = false;
+  std::deque<SearchState> waiting(std::make_move_iterator(parts.begin()), std::make_move_iterator(parts.end()));
+  std::vector<SearchState> results;
+  std::vector<bool> holding(static_cast<std::size_t>(size), false);  // a worker rank solving a part
+  int retired = 0;                                                   // worker ranks told there is no more
+  bool stopping = false;
+  PartSolver local(regions, signals, schema, o, env);
+  auto stop_all = [&] {
+    if (stopping) return;
+    stopping = true;
+    local.cancel();
+    for (int r = 1; r < size; ++r)
+      if (holding[static_cast<std::size_t>(r)]) send_text(r, kStop, "");
+  };
+  auto absorb = [&](SearchState s) {
+    if (witness_ends_search(s, o)) stop_all();
+    results.push_back(std::move(s));
+  };
+  while (true) {
+    if (env.expired() || (o.cancel != nullptr && o.cancel->load())) stop_all();
+    if (local.busy() && local.done()) absorb(local.finish());
+    if (!local.busy() && !stopping && !waiting.empty()) {
+      local.start(std::move(waiting.front()));
+      waiting.pop_front();
+    }
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+    if (flag != 0) {
+      const std::string text = receive_text(st);
+      const auto from = static_cast<std::size_t>(st.MPI_SOURCE);
+      if (st.MPI_TAG == kResult) {
+        holding[from] = false;
+        absorb(parse_search_state(text, fmt::format("rank {}'s result", st.MPI_SOURCE), question));
+      } else if (st.MPI_TAG == kRequest) {
+        if (!stopping && !waiting.empty()) {
+          send_text(st.MPI_SOURCE, kPart, search_state_text(waiting.front(), question));
+          waiting.pop_front();
+          holding[from] = true;
+        } else {
+          send_text(st.MPI_SOURCE, kNone, "");
+          ++retired;
+        }
+      }
+      continue;
+    }
+    if (retired == size - 1 && !local.busy() && (waiting.empty() || stopping)) break;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  for (SearchState& s : waiting) results.push_back(std::move(s));  // never handed out: still open
+  RegionScheduler answerer(regions, signals, schema, o, env);
+  return answerer.answer(join_search_states(std::move(results), "mpirun"));
+}
+
+void work(const RegionEvaluator& regions, SearchSignals& signals, const Schema& schema, const CompleteSearchOptions& o,
+          Env& env, const SearchQuestion& question) {
+  PartSolver solver(regions, signals, schema, o, env);
+  while (true) {
+    send_text(0, kRequest, "");
+    MPI_Status st;
+    MPI_Probe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+    const std::string text = receive_text(st);
+    if (st.MPI_TAG == kNone) return;
+    if (st.MPI_TAG != kPart) continue;  // a stop for a part already finished
+    solver.start(parse_search_state(text, "rank 0's sub-problem", question));
+    while (!solver.done()) {
+      int flag = 0;
+      MPI_Iprobe(0, kStop, MPI_COMM_WORLD, &flag, &st);
+      if (flag != 0) {
+        (void)receive_text(st);
+        solver.cancel();
+      }
+      if (o.cancel != nullptr && o.cancel->load()) solver.cancel();
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    send_text(0, kResult, search_state_text(solver.finish(), question));
+  }
+}
+
+}  // namespace
+
+bool distributed_built() { return true; }
+
+void distributed_start() {
+  if (!started_by_launcher() || mpi_running()) return;
+  int provided = 0;
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+}
+
+void distributed_stop() {
+  if (mpi_running()) MPI_Finalize();
+}
+
+int distributed_rank() {
+  if (!mpi_running()) return 0;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+int distributed_size() {
+  if (!mpi_running()) return 1;
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return size;
+}
+
+FairnessResult distributed_search(const RegionEvaluator& regions, SearchSignals& signals, const Model& model,
+                                  const Schema& schema, const CompleteSearchOptions& o, Env& env) {
+  if (!o.checkpoint.empty() || !o.resume.empty() || o.start)
+    throw InputError("--checkpoint, --resume and sub-problems run in one process, not under mpirun");
+  const SearchQuestion question{model, schema, o.protected_features, o.quantify};
+  const int size = distributed_size();
+  // One core per rank unless --threads says otherwise (ranks share a machine's cores).
+  if (env.options.get_int("threads") == 0) env.options.set("threads", "1");
+  if (distributed_rank() == 0) return coordinate(regions, signals, schema, o, env, question, size);
+  work(regions, signals, schema, o, env, question);
+  FairnessResult r;
+  r.engine = "complete";
+  r.reason = "a worker rank: rank 0 prints the answer";
+  return r;
+}
+
+#endif
+
+}  // namespace witness

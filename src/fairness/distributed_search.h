@@ -1,0 +1,33 @@
+// The complete engine across machines: `mpirun -n N witness fair ...` (or srun) runs one witness
+// per rank; rank 0 cuts the search into sub-problems (8 per rank), hands them out on request (its own
+// solver thread takes them too), stops every rank at the first witness of a verdict search, and
+// joins the results into the answer one process gives, which only rank 0 prints. One thread per
+// rank talks MPI. Built when CMake finds MPI; otherwise every process is rank 0 of 1.
+//
+//   witness::distributed_start();  // first in main: MPI_Init when started by mpirun or srun
+//   if (witness::distributed_rank() > 0) { /* print nothing */ }
+//   witness::distributed_stop();   // last: MPI_Finalize
+#pragma once
+
+#include "core/env.h"
+#include "domain/schema.h"
+#include "fairness/complete_search.h"
+#include "fairness/search_region.h"
+#include "fairness/verdict.h"
+#include "model/model.h"
+
+namespace witness {
+
+// MPI_Init_thread (funneled) when this process was started by mpirun/srun with MPI built in.
+void distributed_start();
+void distributed_stop();
+[[nodiscard]] int distributed_rank();    // 0 alone
+[[nodiscard]] int distributed_size();    // 1 alone
+[[nodiscard]] bool distributed_built();  // whether MPI was built in
+
+// The search of `regions` shared by every rank (all ranks call it with the same question). Ranks
+// other than 0 return an empty inconclusive result.
+FairnessResult distributed_search(const RegionEvaluator& regions, SearchSignals& signals, const Model& model,
+                                  const Schema& schema, const CompleteSearchOptions& o, Env& env);
+
+}  // namespace witness

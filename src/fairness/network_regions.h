@@ -1,0 +1,153 @@
+// The complete engine's regions for Dense/ReLU networks: a region is a box of the non-protected
+// features with the ordered pairs of protected values still open; evaluating it bounds every copy
+// of the network (one per protected value) and their differences, closes it when the bounds, an
+// exact enumeration or a count decide it, and otherwise picks the feature to split next. Const and
+// thread-free: RegionScheduler runs it on many workers.
+//
+//   witness::Model model = witness::load_model("benchmarks/fairify/models/german/GC1.h5");
+//   witness::Schema schema = witness::load_schema("benchmarks/fairify/german.toml");
+//   witness::CompleteSearchOptions o;
+//   o.protected_features = {schema.feature_index("age")};
+//   witness::SearchSignals signals(o.max_witnesses);
+//   witness::NetworkRegions regions(model, schema, o, *witness::relu_network_of(model, nullptr), signals);
+//   witness::RegionOutcome root = regions.begin(regions.whole(), nullptr);
+//   // root.closed: decided at once; root.open: the root with its split feature and key
+#pragma once
+
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "bounds/bound_propagator.h"
+#include "bounds/linear_count.h"
+#include "bounds/relu_network.h"
+#include "fairness/complete_search.h"
+#include "fairness/exact_network.h"
+#include "fairness/quantify_answer.h"
+#include "fairness/search_region.h"
+#include "fairness/valid_combinations.h"
+#include "model/model.h"
+
+namespace witness {
+
+class NetworkRegions final : public RegionEvaluator {
+ public:
+  NetworkRegions(const Model& model, const Schema& schema, const CompleteSearchOptions& o, ReluNetwork net,
+                 const SearchSignals& signals);
+
+  [[nodiscard]] long double domain_points() const override { return domain_points_; }
+  [[nodiscard]] bool real_domain() const override { return real_domain_; }
+  [[nodiscard]] SearchRegion whole() const override;
+  [[nodiscard]] std::size_t max_open() const override { return o_.max_open_regions; }
+  [[nodiscard]] RegionOutcome begin(SearchRegion whole, RegionScratch* scratch) const override;
+  [[nodiscard]] RegionOutcome refine(const SearchRegion& r, RegionScratch* scratch) const override;
+  [[nodiscard]] std::string unreplayed(long double falsified) const override;
+  void record_stats(Env& env, const SearchTally& tally) const override;
+
+ private:
+  // What evaluating one region found.
+  struct RegionEvaluation {
+    bool closed = false;
+    long double certified = 0.0L, falsified = 0.0L;  // closed regions: measures
+    long double invalid = 0.0L;  // the measure of points found to be no person (cut off, or in a closed region)
+    bool inexact = false;        // closed as certified without knowing how many of its points are valid
+    bool all_falsified = false;
+    std::vector<WitnessPair> witnesses;
+    SearchCounters counters;
+    std::vector<Eigen::VectorXd> unfair_points;  // enumerated: each falsified point, when few
+  };
+
+  // Bounds of z_i - z_j over a region, each unordered pair computed once (z_j - z_i is the negation).
+  class DifferenceCache {
+   public:
+    DifferenceCache(const NetworkRegions& v, const std::vector<NetworkBounds>& nb) : v_(v), nb_(nb) {}
+    [[nodiscard]] Interval get(std::size_t i, std::size_t j) const;
+
+   private:
+    const NetworkRegions& v_;
+    const std::vector<NetworkBounds>& nb_;
+    mutable std::map<std::pair<std::size_t, std::size_t>, Interval> cache_;
+  };
+
+  // r evaluated, into `out` as a closed part or an open region.
+  void evaluate_into(SearchRegion r, RegionOutcome& out, bool fine) const;
+  // Bounds, closure, enumeration or counting of one region; an open region leaves with its split
+  // feature, its counted shares and its key.
+  void evaluate(SearchRegion& r, RegionEvaluation& ev, bool fine) const;
+  // Model-input bounds of the raw box r with the protected features set to `combo`. Inputs that a
+  // normalisation computes are widened to contain their exact rational value.
+  void model_box(const SearchRegion& r, const Eigen::VectorXd& combo, Eigen::VectorXd& lo, Eigen::VectorXd& hi,
+                 Eigen::VectorXd* error = nullptr) const;
+  [[nodiscard]] long double measure(const SearchRegion& r) const {
+    return box_measure(schema_, is_protected_, r.lo, r.hi);
+  }
+  // Every non-protected feature is integral or fixed: the region is a finite set of points.
+  [[nodiscard]] bool discrete(const SearchRegion& r) const;
+  [[nodiscard]] bool enumerable(const SearchRegion& r) const;
+  [[nodiscard]] Eigen::VectorXd raw_with(const Eigen::VectorXd& raw, int combo) const;
+  // A replayed witness if raw (non-protected part) with combos i and j is one in double.
+  bool try_candidate(const Eigen::VectorXd& raw, int i, int j, RegionEvaluation& ev) const;
+
+  // Split choice (network_enumeration.cpp).
+  [[nodiscard]] int split_feature(const SearchRegion& r, const std::vector<NetworkBounds>& nb,
+                                  const std::vector<bool>& needed) const;
+  // A feature's split score under `rule` (0 when the rule sees no reason to split it).
+  [[nodiscard]] double feature_score(SplitRule rule, const SearchRegion& r, int f, const std::vector<NetworkBounds>& nb,
+                                     const std::vector<bool>& needed) const;
+  // The k features with the best split scores, best first. Gap falls back to Score where no neuron
+  // is unstable, and both to the widest feature where the bounds show no gradient.
+  [[nodiscard]] std::vector<int> split_candidates(const SearchRegion& r, const std::vector<NetworkBounds>& nb,
+                                                  const std::vector<bool>& needed, std::size_t k) const;
+  [[nodiscard]] int constraint_split(const SearchRegion& r) const { return valid_.widest_constrained(r.lo, r.hi); }
+  // The two halves of r along feature f (false when a real feature cannot be halved any more).
+  bool split(const SearchRegion& r, int f, SearchRegion& a, SearchRegion& b) const;
+
+  // Decides every point of a finite region exactly: a batched forward pass in double, and exact
+  // rationals for the points whose logit lies within the rounding bound of the threshold.
+  void enumerate(const SearchRegion& r, const std::vector<bool>& needed, RegionEvaluation& ev) const;
+
+  // Counting (network_count.cpp).
+  // The contribution of each feature to the linear function coef . x (x = model inputs of the
+  // region's raw values with the protected features at `combo`), exact up to each term's error.
+  void linear_terms(const SearchRegion& r, int combo, const Eigen::VectorXd& coef,
+                    std::vector<LinearTerm>& terms) const;
+  // Mean and variance of a sum of independent terms (each uniform over its values).
+  static void moments(const std::vector<LinearTerm>& terms, double constant, double& mean, double& var);
+  // The share of the region that counting would decide, under a normal approximation of L and U
+  // (only to decide whether counting is worth its cost; never used as a result).
+  static double estimate_decided(const std::vector<LinearTerm>& lt, double lc, const std::vector<LinearTerm>& ut,
+                                 double uc, double high_at, double low_at, double flip_lo, double flip_hi);
+  // Counts, without enumerating, lower bounds on the points of the region that every protected
+  // value sends to the same side of the threshold (fair) and those that some protected change
+  // flips (unfair), from the reference copy's linear bounds and the copies' difference bounds.
+  // False when the count was skipped (hopeless, or no linear bounds).
+  bool count(SearchRegion& r, const std::vector<NetworkBounds>& nb, const std::vector<bool>& needed,
+             const DifferenceCache& diff, bool fine) const;
+
+  // --check: every unordered pair that this region closes (both directions excluded, one of them
+  // here) is re-proved by Z3 on the whole region, independently of the bounds.
+  std::int64_t recheck(const SearchRegion& r, const std::vector<int>& open) const;
+  // Bounds of x(combo i) - x(combo j) on the model inputs (zero outside the protected ones, and
+  // exactly zero where both are the same exact value).
+  [[nodiscard]] Eigen::VectorXd combo_diff(std::size_t i, std::size_t j, bool lower) const;
+
+  const Model& model_;
+  const Schema& schema_;
+  const CompleteSearchOptions& o_;
+  const SearchSignals& signals_;
+  ReluNetwork net_;
+  BoundPropagator bp_;
+  BoundedForward forward_;
+  ExactNetwork exact_;
+  std::vector<Eigen::VectorXd> combos_;
+  std::vector<bool> is_protected_;
+  ValidCombinations valid_;  // the schema's constraints per protected combination
+  std::vector<Eigen::VectorXd> combo_lo_, combo_hi_;
+  std::vector<Eigen::Index> protected_inputs_;  // model inputs of the protected features
+  long double domain_points_ = 1.0L;            // the measure of the whole domain
+  double point_cost_ = 0.0, bound_cost_ = 0.0;  // multiply-adds of a forward pass, of one bound computation
+  SplitRule split_ = SplitRule::Score;          // o_.split with Auto resolved
+  bool real_domain_ = false;                    // some non-protected feature is real
+};
+
+}  // namespace witness

@@ -1,0 +1,53 @@
+// A search saved to a file and read back: the closed shares, the replayed witnesses, the quantify
+// answer so far and the open frontier. Checkpoints, resumed runs, sub-problems and their results
+// are all one format (JSON, long doubles exact in hex), tied to their question by a fingerprint of
+// the model, the schema, the protected features and the mode.
+//
+//   witness::Model model = witness::load_model("benchmarks/fairify/models/german/GC1.h5");
+//   witness::Schema schema = witness::load_schema("benchmarks/fairify/german.toml");
+//   witness::SearchQuestion q{model, schema, {schema.feature_index("age")}, true};
+//   witness::SearchState state = witness::read_search_state("run.ckpt.json", q);  // InputError: not this question
+//   witness::write_search_state("copy.ckpt.json", state, q);
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "domain/schema.h"
+#include "fairness/quantify_answer.h"
+#include "fairness/search_tally.h"
+#include "model/model.h"
+
+namespace witness {
+
+// What a saved state answers; the model and schema must outlive it.
+struct SearchQuestion {
+  const Model& model;
+  const Schema& schema;
+  std::vector<int> protected_features;
+  bool quantify = false;
+  // A hash of the model's outputs at fixed points, the schema's features, the protected features
+  // and the mode: a state of another question is refused.
+  [[nodiscard]] std::string fingerprint() const;
+};
+
+struct SearchState {
+  SearchTally tally;  // tally.left: the open frontier
+  QuantifyAnswer::Parts answer;
+  int part = 0, parts = 1;  // a sub-problem's number among its siblings
+  std::string header;       // a JSON object the caller keeps with the state ("": none), e.g. how to run it
+};
+
+[[nodiscard]] std::string search_state_text(const SearchState& state, const SearchQuestion& question);
+// InputError naming `source` for anything malformed or out of the question's domain; every witness
+// is replayed on the model.
+[[nodiscard]] SearchState parse_search_state(const std::string& text, const std::string& source,
+                                             const SearchQuestion& question);
+[[nodiscard]] SearchState read_search_state(const std::string& path, const SearchQuestion& question);
+void write_search_state(const std::string& path, const SearchState& state, const SearchQuestion& question);
+
+// The states of sub-problems of one question joined: shares added, frontiers and answers joined.
+// InputError when a part is missing or given twice.
+[[nodiscard]] SearchState join_search_states(std::vector<SearchState> states, const std::string& source);
+
+}  // namespace witness

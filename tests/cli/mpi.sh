@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# `mpirun -n N witness fair ...`: with 2 ranks and with 4 (oversubscribed on this machine) the
+# quantification ends with one process's exact count and regions, only rank 0 prints, and a verdict
+# search stops every rank at its witness. Skipped (passes with a note) when witness was built
+# without MPI or mpirun is missing.
+# Usage: mpi.sh WITNESS_EXE SOURCE_DIR
+set -u
+source "$(dirname "$0")/lib.bash"
+
+if ! command -v mpirun >/dev/null || [[ "$("$W" --version)" != *"(MPI)"* ]]; then
+  echo "mpi.sh: skipped: $( command -v mpirun >/dev/null || echo 'no mpirun; ')$("$W" --version)"
+  finish
+  exit $?
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+P=$SRC/tests/fixtures/pipelines
+ARGS=("$P/rf.onnx" --data "$P/adult_600.csv" --protected sex)
+
+run_witness 120 "$T/one.json" fair "${ARGS[@]}" --quantify --threads 1 --json
+want=$(/usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["domain"]["falsified_points"], d["stats"]["regions"])' "$T/one.json")
+for n in 2 4; do
+  timeout 300 mpirun -n $n "$W" fair "${ARGS[@]}" --quantify --json >"$T/mpi$n.json" 2>"$T/mpi$n.err"
+  rc=$?
+  check "mpirun -n $n: rc=$rc (want 10)" $([[ $rc -eq 10 ]]; echo $?)
+  got=$(/usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["domain"]["falsified_points"], d["stats"]["regions"])' "$T/mpi$n.json" 2>&1)
+  check "mpirun -n $n: one JSON answer with the same exact count and regions ($got vs $want)" \
+    $([[ "$got" == "$want" ]] && json_check "$T/mpi$n.json" 'd["domain"]["exact"] and d["undecided"] == 0'; echo $?)
+done
+# A verdict search on a network: the witness replays, every rank stops.
+timeout 300 mpirun -n 2 "$W" fair "$B/models/german/GC3.h5" --schema "$B/german.toml" --protected age \
+  --engine complete --json >"$T/verdict.json" 2>"$T/verdict.err"
+rc=$?
+check "mpirun -n 2 verdict search: rc=$rc (want 10), a replayed witness" \
+  $([[ $rc -eq 10 ]] && json_check "$T/verdict.json" 'd["verdict"] == "witness" and d["witness"] is not None'; echo $?)
+# Every rank says what is wrong (exit 2).
+err=$(timeout 120 mpirun -n 2 "$W" fair "${ARGS[@]}" --quantify --checkpoint "$T/c.json" 2>&1 >/dev/null)
+rc=$?
+check "--checkpoint under mpirun: rc=$rc (want 2): $(printf '%s' "$err" | head -c 200)" \
+  $([[ $rc -eq 2 && "$err" == *"not under mpirun"* ]]; echo $?)
+finish

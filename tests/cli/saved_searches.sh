@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Saved searches. `witness fair --checkpoint FILE / --resume FILE`: a quantification cut short by
+# time limits again and again, each run going on from the last one's checkpoint, ends with the
+# uninterrupted run's exact count; so does one killed with SIGKILL mid-way. `--split-into K
+# --out-dir D`, `--subproblem`, `witness merge`: the parts solved one by one and merged give the same
+# answer. A checkpoint of another question, a damaged one, a missing or doubled part, or a flag that
+# cannot apply exit 2 naming what is wrong.
+# Usage: saved_searches.sh WITNESS_EXE SOURCE_DIR
+set -u
+source "$(dirname "$0")/lib.bash"
+
+P=$SRC/tests/fixtures/pipelines
+ARGS=("$P/rf.onnx" --data "$P/adult_600.csv" --protected sex --quantify)
+field() { "$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+
+run_witness 120 "$T/straight.json" fair "${ARGS[@]}" --threads 1 --json
+check "straight run: rc=$rc (want 10)" $([[ $rc -eq 10 ]]; echo $?)
+want=$(field "$T/straight.json" 'd["domain"]["falsified_points"]')
+check "straight run is exact" $(json_check "$T/straight.json" 'd["domain"]["exact"] and d["undecided"] == 0'; echo $?)
+
+# Time limits of a tenth of a second: each run continues the previous run's checkpoint.
+resumed=()
+for round in $(seq 1 60); do
+  run_witness 120 "$T/round.json" fair "${ARGS[@]}" --threads 2 --time-limit 0.1 --checkpoint "$T/ckpt.json" \
+    "${resumed[@]}" --json
+  resumed=(--resume "$T/ckpt.json")
+  [[ $rc -ne 10 && $rc -ne 20 ]] && break
+  json_check "$T/round.json" 'd["undecided"] == 0' && break
+done
+check "rounds of 0.1 s: rc=$rc (want 10) after $round rounds" $([[ $rc -eq 10 ]]; echo $?)
+check "rounds of 0.1 s: the exact count ($(field "$T/round.json" 'd["domain"].get("falsified_points")') vs $want)" \
+  $(json_check "$T/round.json" "d['domain']['exact'] and d['domain']['falsified_points'] == $want"; echo $?)
+check "the checkpoint is a witness search state" \
+  $(json_check "$T/ckpt.json" 'd["format"] == "witness search state" and d["open"] == []'; echo $?)
+
+# Killed with SIGKILL as soon as its first checkpoint (every 0.05 s) is there: it goes on to the
+# same count.
+rm -f "$T/killed.json"
+"$W" fair "${ARGS[@]}" --threads 1 --checkpoint "$T/killed.json" --checkpoint-every 0.05 >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 400); do
+  [[ -f $T/killed.json ]] && break
+  sleep 0.05
+done
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+if [[ -f $T/killed.json ]]; then
+  run_witness 120 "$T/after_kill.json" fair "${ARGS[@]}" --resume "$T/killed.json" --json
+  check "resumed after SIGKILL: rc=$rc, the exact count" \
+    $(json_check "$T/after_kill.json" "d['domain']['exact'] and d['domain']['falsified_points'] == $want"; echo $?)
+else
+  check "no checkpoint within 20 s (every 0.05 s)" 1
+fi
+
+# Another question, a damaged file, an engine that cannot save, a folder that does not exist.
+expect_input_error "resume with another protected feature" "saved for another" \
+  "$W" fair "$P/rf.onnx" --data "$P/adult_600.csv" --protected race --quantify --resume "$T/ckpt.json"
+expect_input_error "resume a verdict search from a quantify checkpoint" "saved for another" \
+  "$W" fair "$P/rf.onnx" --data "$P/adult_600.csv" --protected sex --resume "$T/ckpt.json"
+head -c 300 "$T/ckpt.json" >"$T/cut.json"
+expect_input_error "a truncated checkpoint" "cut.json" "$W" fair "${ARGS[@]}" --resume "$T/cut.json"
+expect_input_error "a missing checkpoint" "nothing.json" "$W" fair "${ARGS[@]}" --resume "$T/nothing.json"
+expect_input_error "--checkpoint with the smt engine" "complete engine" \
+  "$W" fair "${ARGS[@]}" --engine smt --checkpoint "$T/smt.json"
+expect_input_error "--checkpoint into a missing folder" "no/such" \
+  "$W" fair "${ARGS[@]}" --checkpoint "$T/no/such/ckpt.json"
+expect_input_error "--checkpoint-every 0" "checkpoint-every" \
+  "$W" fair "${ARGS[@]}" --checkpoint "$T/c.json" --checkpoint-every 0
+# Sub-problems: split in 5, each solved on its own (one with a time limit first, then resumed), merged.
+run_witness 120 "$T/split.out" fair "${ARGS[@]}" --split-into 5 --out-dir "$T/parts"
+check "--split-into 5: rc=$rc, 5 files" $([[ $rc -eq 0 && -f $T/parts/part-004.json && ! -f $T/parts/part-005.json ]]; echo $?)
+for k in 0 1 2 3 4; do
+  run_witness 120 "$T/part$k.out" fair --subproblem "$T/parts/part-00$k.json" --threads $((k % 2 + 1))
+  check "part $k: rc=$rc (want 0, 10 or 20)" $([[ $rc -eq 0 || $rc -eq 10 || $rc -eq 20 ]]; echo $?)
+done
+run_witness 120 "$T/merged.json" merge "$T"/parts/part-*.result.json --json
+check "merge: rc=$rc (want 10), the exact count" \
+  $([[ $rc -eq 10 ]] && json_check "$T/merged.json" "d['domain']['exact'] and d['domain']['falsified_points'] == $want"; echo $?)
+check "merge: every region once" \
+  $(json_check "$T/merged.json" "d['stats']['regions'] == $(field "$T/straight.json" 'd["stats"]["regions"]')"; echo $?)
+expect_input_error "merge without part 3" "4 of 5 parts" "$W" merge "$T"/parts/part-00[0124].result.json
+expect_input_error "merge with part 1 twice" "part 1 is given twice" \
+  "$W" merge "$T"/parts/part-*.result.json "$T/parts/part-001.result.json"
+expect_input_error "merge a sub-problem of another split" "another split" \
+  "$W" merge "$T/parts/part-000.result.json" "$T/ckpt.json"
+expect_input_error "--subproblem with a model" "sub-problem file says" \
+  "$W" fair "$P/rf.onnx" --subproblem "$T/parts/part-000.json"
+expect_input_error "--split-into without --out-dir" "--out-dir" "$W" fair "${ARGS[@]}" --split-into 3
+expect_input_error "--split-into with the dual engine" "complete engine" \
+  "$W" fair "${ARGS[@]}" --engine dual --split-into 3 --out-dir "$T/dual"
+expect_input_error "a checkpoint is no sub-problem" "no sub-problem header" "$W" fair --subproblem "$T/ckpt.json"
+"$PY" - "$T/parts/part-001.json" "$T/hostile.json" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["header"]["options"]["checkpoint"] = "/etc/passwd"
+json.dump(d, open(sys.argv[2], "w"))
+PYEOF
+expect_input_error "a sub-problem asking for a file option" "not an option of witness fair" \
+  "$W" fair --subproblem "$T/hostile.json"
+finish

@@ -1,0 +1,221 @@
+// Saved searches: a search stopped after any number of regions and continued from its saved state
+// (through the file format, as --checkpoint and --resume do) ends with the uninterrupted run's
+// exact counts, for networks and trees; sub-problem states join; hostile state files are input
+// errors naming the file.
+#include "fairness/search_state.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <string>
+
+#include "core/error.h"
+#include "fairness/complete_search.h"
+#include "fairness/network_regions.h"
+#include "fairness/region_scheduler.h"
+#include "fairness/tree_search.h"
+#include "tiny_networks.h"
+
+namespace witness {
+namespace {
+
+// The real evaluator, with the run cancelled once `budget` regions were refined: a search stopped
+// at a chosen point, as a time limit or a lost machine would stop it.
+class CancelAfter final : public RegionEvaluator {
+ public:
+  CancelAfter(const RegionEvaluator& inner, std::atomic<bool>& cancel, int budget)
+      : inner_(inner), cancel_(cancel), budget_(budget) {}
+  [[nodiscard]] long double domain_points() const override { return inner_.domain_points(); }
+  [[nodiscard]] bool real_domain() const override { return inner_.real_domain(); }
+  [[nodiscard]] SearchRegion whole() const override { return inner_.whole(); }
+  [[nodiscard]] std::size_t max_open() const override { return inner_.max_open(); }
+  [[nodiscard]] std::unique_ptr<RegionScratch> scratch() const override { return inner_.scratch(); }
+  [[nodiscard]] RegionOutcome begin(SearchRegion whole, RegionScratch* s) const override {
+    return inner_.begin(std::move(whole), s);
+  }
+  [[nodiscard]] RegionOutcome refine(const SearchRegion& r, RegionScratch* s) const override {
+    if (++done_ >= budget_) cancel_ = true;
+    return inner_.refine(r, s);
+  }
+  [[nodiscard]] std::string unreplayed(long double falsified) const override { return inner_.unreplayed(falsified); }
+  void record_stats(Env& env, const SearchTally& tally) const override { inner_.record_stats(env, tally); }
+
+ private:
+  const RegionEvaluator& inner_;
+  std::atomic<bool>& cancel_;
+  int budget_;
+  mutable std::atomic<int> done_{0};
+};
+
+std::unique_ptr<RegionEvaluator> evaluator_for(const test::Tiny& t, const CompleteSearchOptions& o,
+                                               const SearchSignals& signals, bool trees) {
+  if (trees) return tree_regions(t.model, t.schema, o, signals);
+  std::string why;
+  return std::make_unique<NetworkRegions>(t.model, t.schema, o, *relu_network_of(t.model, &why), signals);
+}
+
+// Runs t's quantification in rounds of `budget` refinements, each round a new scheduler continuing
+// from the previous round's state read back from its text; the joined answer must equal one run's.
+void expect_resumed_counts(const test::Tiny& t, bool trees, int budget, unsigned threads) {
+  SCOPED_TRACE(t.name + " budget " + std::to_string(budget) + " threads " + std::to_string(threads));
+  CompleteSearchOptions o;
+  o.protected_features = t.prot;
+  o.quantify = true;
+  Env straight_env = test::make_env("60", threads);
+  const FairnessResult straight = complete_search(t.model, t.schema, o, straight_env);
+  ASSERT_TRUE(straight.share.exact) << straight.reason;
+  const SearchQuestion question{t.model, t.schema, t.prot, true};
+  std::optional<SearchState> state;
+  int rounds = 0;
+  for (; rounds < 2000; ++rounds) {
+    std::atomic<bool> cancel{false};
+    CompleteSearchOptions oc = o;
+    oc.cancel = &cancel;
+    SearchSignals signals(oc.max_witnesses);
+    const std::unique_ptr<RegionEvaluator> inner = evaluator_for(t, oc, signals, trees);
+    const CancelAfter regions(*inner, cancel, budget);
+    Env env = test::make_env("60", threads);
+    RegionScheduler scheduler(regions, signals, t.schema, oc, env);
+    const SearchState end = scheduler.search(std::move(state));
+    state = parse_search_state(search_state_text(end, question), "round.json", question);
+    if (state->tally.left.empty()) break;
+  }
+  ASSERT_TRUE(state->tally.left.empty()) << "not finished after " << rounds << " rounds";
+  SearchSignals signals(o.max_witnesses);
+  const std::unique_ptr<RegionEvaluator> regions = evaluator_for(t, o, signals, trees);
+  Env env = test::make_env("60", threads);
+  const FairnessResult joined = RegionScheduler(*regions, signals, t.schema, o, env).answer(std::move(*state));
+  EXPECT_TRUE(joined.share.exact) << joined.reason;
+  EXPECT_EQ(joined.share.falsified_points, straight.share.falsified_points);
+  EXPECT_EQ(joined.share.points, straight.share.points);
+  EXPECT_EQ(joined.share.certified, straight.share.certified);
+  EXPECT_EQ(joined.verdict, straight.verdict);
+  EXPECT_EQ(joined.stats.regions, straight.stats.regions) << "every region refined once, across the rounds";
+  if (straight.stats.regions > 8 * budget) {  // a refinement evaluates up to two regions
+    EXPECT_GT(rounds, 2) << "the search was not stopped mid-way";
+  }
+}
+
+TEST(SearchState, StoppedAndResumedNetworkSearchesEndWithTheSameCounts) {
+  for (std::uint64_t seed : {1, 2, 3}) {
+    const test::Tiny t = test::medium_tiny(seed);
+    expect_resumed_counts(t, false, 3, seed == 2 ? 2 : 1);
+    expect_resumed_counts(t, false, 40, 2);
+  }
+  for (int i : {0, 5, 10}) expect_resumed_counts(test::random_tiny(i), false, 1, 1);
+}
+
+// Enough values that the trees' boxes take many rounds.
+constexpr const char* kTreeDomain = R"(
+name = "tree_domain"
+protected = ["p"]
+features = [
+  { name = "a", kind = "integer", min = 0, max = 60 },
+  { name = "b", kind = "integer", min = -20, max = 20, mean = 1, std = 4 },
+  { name = "k", kind = "categorical", categories = ["u", "v", "w"] },
+  { name = "p", kind = "boolean" },
+]
+)";
+
+TEST(SearchState, StoppedAndResumedTreeSearchesEndWithTheSameCounts) {
+  for (std::uint64_t seed : {1, 2, 3}) {
+    expect_resumed_counts(test::random_forest(kTreeDomain, seed, seed == 2, true), true, 3, seed == 3 ? 2 : 1);
+  }
+  for (std::uint64_t seed : {1, 2}) {
+    expect_resumed_counts(test::random_forest(test::kCategoricalMiddle, seed, false, true), true, 2, 1);
+    expect_resumed_counts(test::random_forest(test::kTwoProtected, seed, true, false), true, 5, 2);
+  }
+}
+
+// A finished search's state, saved and read back, and states of sub-problems.
+struct Saved {
+  test::Tiny t = test::medium_tiny(7);
+  SearchQuestion question{t.model, t.schema, t.prot, true};
+  std::string text;
+  Saved() {
+    CompleteSearchOptions o;
+    o.protected_features = t.prot;
+    o.quantify = true;
+    std::atomic<bool> cancel{false};
+    o.cancel = &cancel;
+    SearchSignals signals(o.max_witnesses);
+    const std::unique_ptr<RegionEvaluator> inner = evaluator_for(t, o, signals, false);
+    const CancelAfter regions(*inner, cancel, 4);
+    Env env = test::make_env("60", 1);
+    text = search_state_text(RegionScheduler(regions, signals, t.schema, o, env).search(), question);
+  }
+};
+
+TEST(SearchState, TextRoundTripsExactly) {
+  const Saved s;
+  const SearchState a = parse_search_state(s.text, "a.json", s.question);
+  EXPECT_FALSE(a.tally.left.empty());
+  EXPECT_EQ(search_state_text(a, s.question), s.text);
+}
+
+// text with the first match of `pattern` replaced.
+std::string replaced(const std::string& text, const std::string& pattern, const std::string& to) {
+  const std::regex re(pattern);
+  EXPECT_TRUE(std::regex_search(text, re)) << pattern;
+  return std::regex_replace(text, re, to, std::regex_constants::format_first_only);
+}
+
+void expect_refused(const std::string& text, const SearchQuestion& q, const std::string& needle) {
+  try {
+    (void)parse_search_state(text, "bad.json", q);
+    ADD_FAILURE() << "accepted: " << needle;
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("bad.json"), std::string::npos) << what;
+    EXPECT_NE(what.find(needle), std::string::npos) << what;
+  }
+}
+
+TEST(SearchState, HostileStatesAreInputErrors) {
+  const Saved s;
+  const SearchQuestion& q = s.question;
+  expect_refused("", q, "not a witness search state");
+  expect_refused(s.text.substr(0, s.text.size() / 2), q, "not a witness search state");
+  expect_refused(std::string(100000, '[') + std::string(100000, ']'), q, "nested deeper than");
+  expect_refused(replaced(s.text, "\"version\":1", "\"version\":7"), q, "version");
+  expect_refused(replaced(s.text, "\"part\":0", "\"part\":3"), q, "part");
+  expect_refused(replaced(s.text, R"("open":\[\{"lo":\[[^,]*,)", R"("open":[{"lo":[-99,)"), q, "outside its domain");
+  expect_refused(replaced(s.text, R"("open":\[\{"lo":\[[^,]*,)", R"("open":[{"lo":[0.5,)"), q, "open[0].lo");
+  expect_refused(replaced(s.text, R"("open":\[\{"lo":\[[^,]*,)", R"("open":[{"lo":[)"), q, "one per feature");
+  expect_refused(replaced(s.text, R"("hi":\[[^,]*,)", R"("hi":[-1,)"), q, "hi");
+  expect_refused(replaced(s.text, R"("pairs":\[)", R"("pairs":[3,)"), q, "pair");
+  expect_refused(replaced(s.text, R"("fair":"[^"]*")", R"("fair":"0x1p+90")"), q, "fair + unfair exceed");
+  expect_refused(replaced(s.text, R"("certified":"[^"]*")", R"("certified":"-0x1p+3")"), q, "tally.certified");
+  expect_refused(replaced(s.text, R"("certified":"[^"]*")", R"("certified":"nan")"), q, "tally.certified");
+  expect_refused(replaced(s.text, R"("certified":"[^"]*")", R"("certified":"0x1p+200")"), q, "more points closed");
+  expect_refused(replaced(s.text, R"("witnesses":\[)", R"("witnesses":[{"raw":[0,0,0,0,0],"raw_prime":[0,0,0,0,1]},)"),
+                 q, "does not replay");
+  expect_refused(replaced(s.text, R"("open":\[)", R"("open":7,"x":[)"), q, "open");
+  // Another question: the other protected value set, or without --quantify.
+  const SearchQuestion verdict_only{s.t.model, s.t.schema, s.t.prot, false};
+  expect_refused(s.text, verdict_only, "saved for another");
+  const test::Tiny other = test::medium_tiny(8);
+  const SearchQuestion other_model{other.model, other.schema, other.prot, true};
+  expect_refused(s.text, other_model, "saved for another");
+}
+
+TEST(SearchState, SubProblemStatesJoinOnlyWhenComplete) {
+  const Saved s;
+  SearchState a = parse_search_state(s.text, "a.json", s.question);
+  SearchState b = a;
+  a.parts = b.parts = 2;
+  b.part = 1;
+  b.tally = SearchTally{};
+  EXPECT_THROW((void)join_search_states({a}, "merge"), InputError);
+  EXPECT_THROW((void)join_search_states({a, a}, "merge"), InputError);
+  const SearchState joined = join_search_states({a, b}, "merge");
+  EXPECT_EQ(joined.parts, 1);
+  EXPECT_EQ(joined.tally.certified, a.tally.certified);
+  EXPECT_EQ(joined.tally.left.size(), a.tally.left.size());
+}
+
+}  // namespace
+}  // namespace witness
