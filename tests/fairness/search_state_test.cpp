@@ -9,7 +9,6 @@
 #include <atomic>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 
 #include "core/error.h"
@@ -156,11 +155,16 @@ TEST(SearchState, TextRoundTripsExactly) {
   EXPECT_EQ(search_state_text(a, s.question), s.text);
 }
 
-// text with the first match of `pattern` replaced.
-std::string replaced(const std::string& text, const std::string& pattern, const std::string& to) {
-  const std::regex re(pattern);
-  EXPECT_TRUE(std::regex_search(text, re)) << pattern;
-  return std::regex_replace(text, re, to, std::regex_constants::format_first_only);
+// text with its first `prefix`, and what follows up to and including the first `until` after it
+// ('\0': nothing more), replaced by `to`. (No std::regex: GCC 12 warns inside it under ASan.)
+std::string replaced(std::string text, const std::string& prefix, const std::string& to, char until = '\0') {
+  const std::size_t at = text.find(prefix);
+  EXPECT_NE(at, std::string::npos) << prefix;
+  if (at == std::string::npos) return text;
+  std::size_t end = at + prefix.size();
+  if (until != '\0') end = text.find(until, end) + 1;
+  text.replace(at, end - at, to);
+  return text;
 }
 
 void expect_refused(const std::string& text, const SearchQuestion& q, const std::string& needle) {
@@ -182,18 +186,18 @@ TEST(SearchState, HostileStatesAreInputErrors) {
   expect_refused(std::string(100000, '[') + std::string(100000, ']'), q, "nested deeper than");
   expect_refused(replaced(s.text, "\"version\":1", "\"version\":7"), q, "version");
   expect_refused(replaced(s.text, "\"part\":0", "\"part\":3"), q, "part");
-  expect_refused(replaced(s.text, R"("open":\[\{"lo":\[[^,]*,)", R"("open":[{"lo":[-99,)"), q, "outside its domain");
-  expect_refused(replaced(s.text, R"("open":\[\{"lo":\[[^,]*,)", R"("open":[{"lo":[0.5,)"), q, "open[0].lo");
-  expect_refused(replaced(s.text, R"("open":\[\{"lo":\[[^,]*,)", R"("open":[{"lo":[)"), q, "one per feature");
-  expect_refused(replaced(s.text, R"("hi":\[[^,]*,)", R"("hi":[-1,)"), q, "hi");
-  expect_refused(replaced(s.text, R"("pairs":\[)", R"("pairs":[3,)"), q, "pair");
-  expect_refused(replaced(s.text, R"("fair":"[^"]*")", R"("fair":"0x1p+90")"), q, "fair + unfair exceed");
-  expect_refused(replaced(s.text, R"("certified":"[^"]*")", R"("certified":"-0x1p+3")"), q, "tally.certified");
-  expect_refused(replaced(s.text, R"("certified":"[^"]*")", R"("certified":"nan")"), q, "tally.certified");
-  expect_refused(replaced(s.text, R"("certified":"[^"]*")", R"("certified":"0x1p+200")"), q, "more points closed");
-  expect_refused(replaced(s.text, R"("witnesses":\[)", R"("witnesses":[{"raw":[0,0,0,0,0],"raw_prime":[0,0,0,0,1]},)"),
+  expect_refused(replaced(s.text, R"("open":[{"lo":[)", R"("open":[{"lo":[-99,)", ','), q, "outside its domain");
+  expect_refused(replaced(s.text, R"("open":[{"lo":[)", R"("open":[{"lo":[0.5,)", ','), q, "open[0].lo");
+  expect_refused(replaced(s.text, R"("open":[{"lo":[)", R"("open":[{"lo":[)", ','), q, "one per feature");
+  expect_refused(replaced(s.text, R"("hi":[)", R"("hi":[-1,)", ','), q, "hi");
+  expect_refused(replaced(s.text, R"("pairs":[)", R"("pairs":[3,)"), q, "pair");
+  expect_refused(replaced(s.text, R"("fair":")", R"("fair":"0x1p+90")", '"'), q, "fair + unfair exceed");
+  expect_refused(replaced(s.text, R"("certified":")", R"("certified":"-0x1p+3")", '"'), q, "tally.certified");
+  expect_refused(replaced(s.text, R"("certified":")", R"("certified":"nan")", '"'), q, "tally.certified");
+  expect_refused(replaced(s.text, R"("certified":")", R"("certified":"0x1p+200")", '"'), q, "more points closed");
+  expect_refused(replaced(s.text, R"("witnesses":[)", R"("witnesses":[{"raw":[0,0,0,0,0],"raw_prime":[0,0,0,0,1]},)"),
                  q, "does not replay");
-  expect_refused(replaced(s.text, R"("open":\[)", R"("open":7,"x":[)"), q, "open");
+  expect_refused(replaced(s.text, R"("open":[)", R"("open":7,"x":[)"), q, "open");
   // Another question: the other protected value set, or without --quantify.
   const SearchQuestion verdict_only{s.t.model, s.t.schema, s.t.prot, false};
   expect_refused(s.text, verdict_only, "saved for another");
