@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -10,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -133,7 +135,7 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
   std::deque<SearchState> waiting(std::make_move_iterator(parts.begin()), std::make_move_iterator(parts.end()));
   std::vector<SearchState> results;
   std::vector<bool> holding(static_cast<std::size_t>(size), false);  // a worker rank solving a part
-  int retired = 0;                                                   // worker ranks told there is no more
+  std::vector<bool> retired(static_cast<std::size_t>(size), false);  // told there is no more
   bool stopping = false;
   PartSolver local(regions, signals, schema, o, env);
   auto stop_all = [&] {
@@ -170,12 +172,13 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
           holding[from] = true;
         } else {
           send_text(st.MPI_SOURCE, kNone, "");
-          ++retired;
+          retired[from] = true;
         }
       }
       continue;
     }
-    if (retired == size - 1 && !local.busy() && (waiting.empty() || stopping)) break;
+    const bool all_retired = std::count(retired.begin() + 1, retired.end(), true) == size - 1;
+    if (all_retired && !local.busy() && (waiting.empty() || stopping)) break;
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   for (SearchState& s : waiting) results.push_back(std::move(s));  // never handed out: still open
@@ -183,19 +186,34 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
   return answerer.answer(join_search_states(std::move(results), "mpirun"));
 }
 
+// Rank 0's answer to a request: a part or kNone. A stop meant for a part this rank has already
+// finished may come first and is dropped. Polled with pauses: a blocking probe spins a core, which
+// oversubscribed ranks (and the solver threads beside them) cannot spare.
+std::pair<int, std::string> reply_from_rank0() {
+  while (true) {
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+    if (flag == 0) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      continue;
+    }
+    std::string text = receive_text(st);
+    if (st.MPI_TAG == kPart || st.MPI_TAG == kNone) return {st.MPI_TAG, std::move(text)};
+  }
+}
+
 void work(const RegionEvaluator& regions, SearchSignals& signals, const Schema& schema, const CompleteSearchOptions& o,
           Env& env, const SearchQuestion& question) {
   PartSolver solver(regions, signals, schema, o, env);
   while (true) {
     send_text(0, kRequest, "");
-    MPI_Status st;
-    MPI_Probe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
-    const std::string text = receive_text(st);
-    if (st.MPI_TAG == kNone) return;
-    if (st.MPI_TAG != kPart) continue;  // a stop for a part already finished
+    const auto [tag, text] = reply_from_rank0();
+    if (tag == kNone) return;
     solver.start(parse_search_state(text, "rank 0's sub-problem", question));
     while (!solver.done()) {
       int flag = 0;
+      MPI_Status st;
       MPI_Iprobe(0, kStop, MPI_COMM_WORLD, &flag, &st);
       if (flag != 0) {
         (void)receive_text(st);

@@ -19,7 +19,7 @@ ARGS=("$P/rf.onnx" --data "$P/adult_600.csv" --protected sex)
 run_witness 120 "$T/one.json" fair "${ARGS[@]}" --quantify --threads 1 --json
 want=$(/usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["domain"]["falsified_points"], d["stats"]["regions"])' "$T/one.json")
 for n in 2 4; do
-  timeout 300 mpirun -n $n "$W" fair "${ARGS[@]}" --quantify --json >"$T/mpi$n.json" 2>"$T/mpi$n.err"
+  timeout 60 mpirun -n $n "$W" fair "${ARGS[@]}" --quantify --json >"$T/mpi$n.json" 2>"$T/mpi$n.err"
   rc=$?
   check "mpirun -n $n: rc=$rc (want 10)" $([[ $rc -eq 10 ]]; echo $?)
   got=$(/usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["domain"]["falsified_points"], d["stats"]["regions"])' "$T/mpi$n.json" 2>&1)
@@ -27,7 +27,7 @@ for n in 2 4; do
     $([[ "$got" == "$want" ]] && json_check "$T/mpi$n.json" 'd["domain"]["exact"] and d["undecided"] == 0'; echo $?)
 done
 # A verdict search on a network: the witness replays, every rank stops.
-timeout 300 mpirun -n 2 "$W" fair "$B/models/german/GC3.h5" --schema "$B/german.toml" --protected age \
+timeout 60 mpirun -n 2 "$W" fair "$B/models/german/GC3.h5" --schema "$B/german.toml" --protected age \
   --engine complete --json >"$T/verdict.json" 2>"$T/verdict.err"
 rc=$?
 check "mpirun -n 2 verdict search: rc=$rc (want 10), a replayed witness" \
