@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -11,6 +12,20 @@
 #include "fairness/tree_search.h"
 
 namespace witness {
+namespace {
+
+// Adds falsification's witnesses to the complete engine's, up to `max` in all, without repeating a
+// pair already there.
+void pool_witnesses(std::vector<WitnessPair>& into, std::vector<WitnessPair> more, int max) {
+  for (WitnessPair& w : more) {
+    if (static_cast<int>(into.size()) >= std::max(1, max)) return;
+    const bool known = std::any_of(into.begin(), into.end(),
+                                   [&](const WitnessPair& v) { return v.raw == w.raw && v.raw_prime == w.raw_prime; });
+    if (!known) into.push_back(std::move(w));
+  }
+}
+
+}  // namespace
 
 FairnessResult auto_search(const Model& model, const Schema& schema, const CompleteSearchOptions& options, Env& env) {
   SearchStats stats;
@@ -76,7 +91,8 @@ FairnessResult auto_search(const Model& model, const Schema& schema, const Compl
     side = std::thread([&] {
       try {
         side_found = falsify(model, schema, f, env, side_stats);
-        if (!side_found.empty()) falsify_found = true;
+        // Fewer witnesses than asked: the branch and bound goes on (it may find the rest at once).
+        if (static_cast<int>(side_found.size()) >= std::max(1, options.max_witnesses)) falsify_found = true;
       } catch (...) {
         side_error = std::current_exception();
       }
@@ -103,6 +119,7 @@ FairnessResult auto_search(const Model& model, const Schema& schema, const Compl
     w.stats.leaves = r.stats.leaves;
     return w;  // the complete engine's shares were cut short: not reported
   }
+  if (r.verdict == Verdict::Witness) pool_witnesses(r.witnesses, std::move(side_found), options.max_witnesses);
   r.engine = "auto";
   r.phase = "complete";
   r.stats.tests += stats.tests;
