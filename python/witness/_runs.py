@@ -50,6 +50,9 @@ class FairResult(_Answer):
     certified: Optional[float] = None  # quantify: shares of the domain
     falsified: Optional[float] = None
     undecided: Optional[float] = None
+    # quantify, when some of the domain is undecided: the falsified share estimated from points drawn
+    # in the undecided regions (keys falsified, lo, hi, confidence, samples, unfair_samples, method)
+    estimate: Optional[Dict[str, Any]] = None
     regions: Any = None  # quantify: the falsified and undecided regions (a DataFrame)
 
 
@@ -251,6 +254,7 @@ def fair(
         certified=doc.get("certified"),
         falsified=doc.get("falsified"),
         undecided=doc.get("undecided"),
+        estimate=doc.get("estimate"),
         regions=_regions(out["regions_csv"]),
     )
 

@@ -64,6 +64,10 @@ struct CompleteSearchOptions {
   // bound computation; 0 enumerates only single points.
   double enumerate_factor = 16.0;
   int max_regions = 1000;  // quantify: falsified/undecided regions kept for the report
+  // quantify: seconds for estimating the undecided share from points drawn in the open regions
+  // (share_estimate.h); the search leaves them of its time limit (at most a twentieth). 0: none.
+  double estimate_seconds = 1.0;
+  double confidence = 0.95;  // of the estimate's interval
   // Hidden layers' bounds: by back-substitution or forward symbolic propagation; by default the
   // cheaper for the network's shape (forward for wide, deep networks).
   enum class HiddenBounds : std::uint8_t { Auto, BackSubstitution, Forward };

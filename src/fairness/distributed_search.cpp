@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <deque>
 #include <mutex>
@@ -79,13 +80,15 @@ class PartSolver {
       : regions_(regions), signals_(signals), schema_(schema), o_(o), env_(env) {
     own_.cancel = &cancel_;
   }
-  void start(SearchState part) {
+  // Solves `part` for at most `seconds` (0: until it is closed or the time limit).
+  void start(SearchState part, double seconds) {
     cancel_ = false;
     signals_.stop = false;
     done_ = false;
-    thread_ = std::thread([this, p = std::move(part)]() mutable {
+    thread_ = std::thread([this, p = std::move(part), seconds]() mutable {
       try {
         RegionScheduler scheduler(regions_, signals_, schema_, own_options(), env_);
+        if (seconds > 0.0) scheduler.stop_at(env_.elapsed_seconds() + seconds);
         result_ = scheduler.search(std::move(p));
       } catch (...) {
         error_ = std::current_exception();
@@ -138,6 +141,15 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
   std::vector<bool> retired(static_cast<std::size_t>(size), false);  // told there is no more
   bool stopping = false;
   PartSolver local(regions, signals, schema, o, env);
+  // Under a time limit each part gets a slice of it (the time left over the rounds of parts still
+  // waiting), so that every part is refined, not only the first ones handed out: a part that runs
+  // to the limit would leave the others wholly undecided.
+  const double limit = env.options.get_real("time-limit");
+  auto slice = [&] {
+    if (limit <= 0.0) return 0.0;
+    const double rounds = std::ceil(static_cast<double>(waiting.size()) / static_cast<double>(size));
+    return std::max(0.01, (limit - env.elapsed_seconds()) / std::max(1.0, rounds));
+  };
   auto stop_all = [&] {
     if (stopping) return;
     stopping = true;
@@ -153,7 +165,8 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
     if (env.expired() || (o.cancel != nullptr && o.cancel->load())) stop_all();
     if (local.busy() && local.done()) absorb(local.finish());
     if (!local.busy() && !stopping && !waiting.empty()) {
-      local.start(std::move(waiting.front()));
+      const double seconds = slice();
+      local.start(std::move(waiting.front()), seconds);
       waiting.pop_front();
     }
     int flag = 0;
@@ -167,7 +180,8 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
         absorb(parse_search_state(text, fmt::format("rank {}'s result", st.MPI_SOURCE), question));
       } else if (st.MPI_TAG == kRequest) {
         if (!stopping && !waiting.empty()) {
-          send_text(st.MPI_SOURCE, kPart, search_state_text(waiting.front(), question));
+          send_text(st.MPI_SOURCE, kPart,
+                    fmt::format("{:.17g}\n", slice()) + search_state_text(waiting.front(), question));
           waiting.pop_front();
           holding[from] = true;
         } else {
@@ -210,7 +224,10 @@ void work(const RegionEvaluator& regions, SearchSignals& signals, const Schema& 
     send_text(0, kRequest, "");
     const auto [tag, text] = reply_from_rank0();
     if (tag == kNone) return;
-    solver.start(parse_search_state(text, "rank 0's sub-problem", question));
+    const std::size_t eol = text.find('\n');  // the part's time slice, then its state
+    if (eol == std::string::npos) throw InternalError("rank 0 sent a sub-problem without its time slice");
+    solver.start(parse_search_state(text.substr(eol + 1), "rank 0's sub-problem", question),
+                 std::stod(text.substr(0, eol)));
     while (!solver.done()) {
       int flag = 0;
       MPI_Status st;

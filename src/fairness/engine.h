@@ -57,6 +57,8 @@ struct EngineSettings {
   bool check = false;                                     // complete, auto: re-prove every bound closure with Z3
   SplitRule split = SplitRule::Auto;                      // complete, auto
   int max_regions = 1000;                                 // complete, auto (quantify): regions reported
+  double estimate_seconds = 1.0;                          // complete, auto (quantify): sampling time
+  double confidence = 0.95;                               // complete, auto (quantify): of the estimate
   FrontierOrder order = FrontierOrder::DecisionFirst;     // dual, concolic
   const Eigen::MatrixXd* seeds = nullptr;                 // dual, concolic: raw rows [features][n]
   long long max_seeds = 0;                                // concolic

@@ -60,17 +60,62 @@ std::vector<int> NetworkRegions::split_candidates(const SearchRegion& r, const s
   return out;
 }
 
+Eigen::VectorXd NetworkRegions::input_errors(const SearchRegion& r) const {
+  Eigen::VectorXd lo, hi, in_err;
+  model_box(r, combos_[0], lo, hi, &in_err);
+  for (int f : o_.protected_features) {  // the protected inputs' errors for every combo
+    const Feature& feat = schema_.feature(f);
+    in_err(feat.model_offset) = 2.0 * norm_error(feat, feat.min, feat.max);
+  }
+  return in_err;
+}
+
+void NetworkRegions::label_block(const Eigen::MatrixXd& block, const Eigen::VectorXd& in_err,
+                                 const std::vector<bool>& needed, const std::vector<Truth>& truth,
+                                 std::vector<std::vector<char>>& label, std::vector<std::vector<char>>& ok,
+                                 bool interruptible) const {
+  const auto b = block.cols();
+  for (std::size_t c = 0; c < combos_.size(); ++c) {
+    if (!needed[c]) continue;
+    const Eigen::MatrixXd rc = with_protected(block, o_.protected_features, combos_[c]);
+    Eigen::RowVectorXd err;
+    const Eigen::RowVectorXd z = forward_.logits(schema_.to_model_columns(rc), in_err, err);
+    if (interruptible && signals_.stop.load(std::memory_order_relaxed)) throw Interrupted{};
+    for (Eigen::Index i = 0; i < b; ++i)
+      label[c][static_cast<std::size_t>(i)] = static_cast<char>(exact_.label(rc.col(i), z(i), err(i)));
+  }
+  for (std::size_t c = 0; c < combos_.size(); ++c) {
+    if (truth[c] != Truth::Maybe) {
+      std::fill(ok[c].begin(), ok[c].end(), truth[c] == Truth::Always ? 1 : 0);
+      continue;
+    }
+    for (Eigen::Index i = 0; i < b; ++i) ok[c][static_cast<std::size_t>(i)] = valid_.valid(block.col(i), c) ? 1 : 0;
+  }
+}
+
+std::vector<PointVerdict> NetworkRegions::decide_points(const Eigen::MatrixXd& raw, RegionScratch* /*scratch*/) const {
+  const Eigen::VectorXd in_err = input_errors(whole());  // the whole domain's: sound for any point
+  const std::vector<bool> needed(combos_.size(), true);
+  const std::vector<Truth> truth(combos_.size(), valid_.constrained() ? Truth::Maybe : Truth::Always);
+  const auto n = static_cast<std::size_t>(raw.cols());
+  std::vector<std::vector<char>> label(combos_.size(), std::vector<char>(n, 0)), ok(label);
+  label_block(raw, in_err, needed, truth, label, ok, false);  // after the search: never cut short
+  std::vector<PointVerdict> out(n, PointVerdict::NoPerson);
+  for (std::size_t i = 0; i < n; ++i) {
+    bool person = false, high = false, low = false;
+    for (std::size_t c = 0; c < combos_.size(); ++c) {
+      if (ok[c][i] == 0) continue;
+      person = true;
+      (label[c][i] == 1 ? high : low) = true;
+    }
+    if (person) out[i] = high && low ? PointVerdict::Unfair : PointVerdict::Fair;
+  }
+  return out;
+}
+
 void NetworkRegions::enumerate(const SearchRegion& r, const std::vector<bool>& needed, RegionEvaluation& ev) const {
   const int nc = static_cast<int>(combos_.size());
-  Eigen::VectorXd in_err;
-  {
-    Eigen::VectorXd lo, hi;
-    model_box(r, combos_[0], lo, hi, &in_err);
-    for (int f : o_.protected_features) {  // the protected inputs' errors for every combo
-      const Feature& feat = schema_.feature(f);
-      in_err(feat.model_offset) = 2.0 * norm_error(feat, feat.min, feat.max);
-    }
-  }
+  const Eigen::VectorXd in_err = input_errors(r);
   std::vector<int> dims;
   for (int f = 0; f < schema_.size(); ++f)
     if (!is_protected_[static_cast<std::size_t>(f)] && r.lo(f) < r.hi(f)) dims.push_back(f);
@@ -99,23 +144,7 @@ void NetworkRegions::enumerate(const SearchRegion& r, const std::vector<bool>& n
       }
     }
     const Eigen::MatrixXd block = raw.leftCols(b);
-    for (std::size_t c = 0; c < combos_.size(); ++c) {
-      if (!needed[c]) continue;
-      const Eigen::MatrixXd rc = with_protected(block, o_.protected_features, combos_[c]);
-      Eigen::RowVectorXd err;
-      const Eigen::RowVectorXd z = forward_.logits(schema_.to_model_columns(rc), in_err, err);
-      if (signals_.stop.load(std::memory_order_relaxed)) throw Interrupted{};
-      for (std::int64_t i = 0; i < b; ++i) {
-        label[c][static_cast<std::size_t>(i)] = static_cast<char>(exact_.label(rc.col(i), z(i), err(i)));
-      }
-    }
-    for (std::size_t c = 0; c < combos_.size(); ++c) {
-      if (truth[c] != Truth::Maybe) {
-        std::fill(ok[c].begin(), ok[c].end(), truth[c] == Truth::Always ? 1 : 0);
-        continue;
-      }
-      for (std::int64_t i = 0; i < b; ++i) ok[c][static_cast<std::size_t>(i)] = valid_.valid(block.col(i), c) ? 1 : 0;
-    }
+    label_block(block, in_err, needed, truth, label, ok, true);
     for (std::int64_t i = 0; i < b; ++i) {
       const auto u = static_cast<std::size_t>(i);
       if (std::none_of(ok.begin(), ok.end(), [u](const std::vector<char>& v) { return v[u] != 0; })) {

@@ -41,6 +41,8 @@ class NetworkRegions final : public RegionEvaluator {
   [[nodiscard]] std::size_t max_open() const override { return o_.max_open_regions; }
   [[nodiscard]] RegionOutcome begin(SearchRegion whole, RegionScratch* scratch) const override;
   [[nodiscard]] RegionOutcome refine(const SearchRegion& r, RegionScratch* scratch) const override;
+  [[nodiscard]] std::vector<PointVerdict> decide_points(const Eigen::MatrixXd& raw,
+                                                        RegionScratch* scratch) const override;
   [[nodiscard]] std::string unreplayed(long double falsified) const override;
   void record_stats(Env& env, const SearchTally& tally) const override;
 
@@ -105,6 +107,14 @@ class NetworkRegions final : public RegionEvaluator {
   // Decides every point of a finite region exactly: a batched forward pass in double, and exact
   // rationals for the points whose logit lies within the rounding bound of the threshold.
   void enumerate(const SearchRegion& r, const std::vector<bool>& needed, RegionEvaluation& ev) const;
+  // The rounding bounds of the model inputs over r (every protected value's included).
+  [[nodiscard]] Eigen::VectorXd input_errors(const SearchRegion& r) const;
+  // Each needed combination's exact label at each point (column) of block, and which combinations
+  // make a valid person there (`truth`: what is already known over the whole block);
+  // `interruptible`: throws Interrupted once the stop signal is up.
+  void label_block(const Eigen::MatrixXd& block, const Eigen::VectorXd& in_err, const std::vector<bool>& needed,
+                   const std::vector<Truth>& truth, std::vector<std::vector<char>>& label,
+                   std::vector<std::vector<char>>& ok, bool interruptible) const;
 
   // Counting (network_count.cpp).
   // The contribution of each feature to the linear function coef . x (x = model inputs of the

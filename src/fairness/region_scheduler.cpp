@@ -27,9 +27,16 @@ RegionScheduler::RegionScheduler(const RegionEvaluator& regions, SearchSignals& 
   for (unsigned t = 0; t < threads; ++t) queues_.push_back(std::make_unique<Queue>());
   in_flight_.resize(threads);
   if (o.quantify) answer_.emplace(schema, o.protected_features, o.max_regions, regions.domain_points());
+  // The estimate of what stays undecided is drawn within the time limit: the search leaves it time.
+  const double limit = env.options.get_real("time-limit");
+  if (o.quantify && o.estimate_seconds > 0.0 && limit > 0.0)
+    search_deadline_ = limit - std::min(o.estimate_seconds, limit / 20.0);
 }
 
-bool RegionScheduler::should_stop() const { return env_.expired() || (o_.cancel != nullptr && o_.cancel->load()); }
+bool RegionScheduler::should_stop() const {
+  return env_.expired() || (search_deadline_ > 0.0 && env_.elapsed_seconds() >= search_deadline_) ||
+         (o_.cancel != nullptr && o_.cancel->load());
+}
 
 void RegionScheduler::save_every(double seconds, std::function<void(const SearchState&)> save) {
   save_seconds_ = seconds;
@@ -176,7 +183,7 @@ FairnessResult RegionScheduler::answer(SearchState state) const {
     a.emplace(schema_, o_.protected_features, o_.max_regions, regions_.domain_points());
     if (!a->join(state.answer)) throw InputError("a search state's quantify answer does not fit this question");
   }
-  return search_result(std::move(state.tally), regions_, a, o_, env_);
+  return search_result(std::move(state.tally), regions_, schema_, a, o_, env_);
 }
 
 void RegionScheduler::push(unsigned id, SearchRegion r) {

@@ -15,6 +15,7 @@
 //   witness::FairnessResult r = witness::RegionScheduler(regions, signals, schema, o, env).run();
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <exception>
@@ -48,6 +49,10 @@ class RegionScheduler {
   FairnessResult run() { return answer(search()); }
   // search() stops (not interrupted) once this many regions are open: a frontier to split.
   void stop_when_open(std::size_t regions) { stop_open_ = regions; }
+  // search() stops (interrupted) once Env's clock reads this many seconds: a slice of the time limit.
+  void stop_at(double elapsed_seconds) {
+    search_deadline_ = search_deadline_ > 0.0 ? std::min(search_deadline_, elapsed_seconds) : elapsed_seconds;
+  }
   // The verdict, shares and regions of a state (one search's, or sub-problems' joined).
   FairnessResult answer(SearchState state) const;
 
@@ -83,7 +88,8 @@ class RegionScheduler {
   std::shared_mutex frontier_mutex_;
   std::vector<std::optional<SearchRegion>> in_flight_;  // per worker
   std::size_t stop_open_ = 0;
-  int part_ = 0, parts_ = 1;  // of the state searched from, kept in every state saved
+  double search_deadline_ = 0.0;  // quantify: the search stops here, the estimate takes the rest
+  int part_ = 0, parts_ = 1;      // of the state searched from, kept in every state saved
   std::string header_;
   double save_seconds_ = 0.0;
   std::function<void(const SearchState&)> save_;

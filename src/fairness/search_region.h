@@ -99,6 +99,10 @@ struct RegionScratch {
 
 struct SearchTally;
 
+// What one point of the non-protected features is: no change of its protected values flips the
+// label (Fair), some change does (Unfair), or no protected value makes it a valid person.
+enum class PointVerdict : std::uint8_t { Fair, Unfair, NoPerson };
+
 // Decides regions; const and thread-free, so that any number of workers share one.
 class RegionEvaluator {
  public:
@@ -112,6 +116,10 @@ class RegionEvaluator {
   [[nodiscard]] virtual RegionOutcome begin(SearchRegion whole, RegionScratch* scratch) const = 0;
   // An open region refined: its parts, each closed or open with its key.
   [[nodiscard]] virtual RegionOutcome refine(const SearchRegion& r, RegionScratch* scratch) const = 0;
+  // Each point (a column of raw values; protected entries ignored) decided exactly, as
+  // enumeration decides it: for estimates from points drawn in the regions left open.
+  [[nodiscard]] virtual std::vector<PointVerdict> decide_points(const Eigen::MatrixXd& raw,
+                                                                RegionScratch* scratch) const = 0;
   // Why a finished run with falsified points has no replayed witness.
   [[nodiscard]] virtual std::string unreplayed(long double falsified) const = 0;
   // Engine statistics (env.stats) at the end.

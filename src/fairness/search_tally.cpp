@@ -4,10 +4,12 @@
 
 #include <algorithm>
 
+#include "fairness/share_estimate.h"
+
 namespace witness {
 
-FairnessResult search_result(SearchTally tally, const RegionEvaluator& regions, std::optional<QuantifyAnswer>& answer,
-                             const CompleteSearchOptions& o, Env& env) {
+FairnessResult search_result(SearchTally tally, const RegionEvaluator& regions, const Schema& schema,
+                             std::optional<QuantifyAnswer>& answer, const CompleteSearchOptions& o, Env& env) {
   FairnessResult r;
   r.engine = "complete";
   // Whatever is still open (queued, evicted, split to the last bit) is undecided.
@@ -53,6 +55,15 @@ FairnessResult search_result(SearchTally tally, const RegionEvaluator& regions, 
     r.share.falsified = std::clamp(static_cast<double>(fals / valid), 0.0, 1.0 - r.share.certified);
     r.share.undecided = std::max(0.0, 1.0 - r.share.certified - r.share.falsified);
   }
+  if (!finished && o.quantify && o.estimate_seconds > 0.0) {
+    EstimateOptions eo;
+    eo.confidence = o.confidence;
+    eo.seconds = std::min(o.estimate_seconds, env.seconds_left());
+    eo.seed = env.seed();
+    const SoundMass mass{fals, std::max(0.0L, valid - cert - fals), valid};
+    r.share.estimate = estimate_falsified_share(regions, schema, left, mass, eo, env);
+    if (r.share.estimate) env.stats.set("complete.estimate_samples", static_cast<double>(r.share.estimate->samples));
+  }
   if (answer) r.regions = answer->regions(valid);
   // Why the run stopped short; also kept with a witness verdict, whose shares it qualifies.
   std::string unfinished;
@@ -75,7 +86,7 @@ FairnessResult search_result(SearchTally tally, const RegionEvaluator& regions, 
   } else if (finished && tally.falsified == 0.0L) {
     r.verdict = Verdict::Verified;
     r.exhaustive = true;
-    r.share = DomainShare{true, 1.0, 0.0, 0.0, r.share.points, 0.0L, !real_domain && !tally.inexact};
+    r.share = DomainShare{true, 1.0, 0.0, 0.0, r.share.points, 0.0L, !real_domain && !tally.inexact, std::nullopt};
   } else if (finished) {
     r.reason = regions.unreplayed(tally.falsified);
   } else {

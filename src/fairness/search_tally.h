@@ -10,7 +10,7 @@
 //   witness::NetworkRegions regions(model, schema, o, *witness::relu_network_of(model, nullptr), signals);
 //   witness::SearchTally tally;  // filled by a scheduler as regions close
 //   std::optional<witness::QuantifyAnswer> answer;  // none: no --quantify
-//   witness::Env env;  witness::FairnessResult r = witness::search_result(std::move(tally), regions, answer, o, env);
+//   witness::Env env;  witness::FairnessResult r = witness::search_result(std::move(tally), regions, schema, answer, o, env);
 #pragma once
 
 #include <cstdint>
@@ -43,8 +43,9 @@ struct SearchTally {
   }
 };
 
-// The answer of a search that stopped with `tally` (its open regions go into the report).
-FairnessResult search_result(SearchTally tally, const RegionEvaluator& regions, std::optional<QuantifyAnswer>& answer,
-                             const CompleteSearchOptions& o, Env& env);
+// The answer of a search that stopped with `tally` (its open regions go into the report, and
+// points drawn in them into the estimate of the undecided share).
+FairnessResult search_result(SearchTally tally, const RegionEvaluator& regions, const Schema& schema,
+                             std::optional<QuantifyAnswer>& answer, const CompleteSearchOptions& o, Env& env);
 
 }  // namespace witness

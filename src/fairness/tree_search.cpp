@@ -111,6 +111,18 @@ class TreeRegions final : public RegionEvaluator {
     return out;
   }
 
+  [[nodiscard]] std::vector<PointVerdict> decide_points(const Eigen::MatrixXd& raw,
+                                                        RegionScratch* scratch) const override {
+    std::optional<TreeScratch> own;
+    auto* s = dynamic_cast<TreeScratch*>(scratch);
+    if (s == nullptr) s = &own.emplace(model_);
+    const std::vector<std::vector<int>> label = copy_labels(raw, s->evaluator);
+    std::vector<PointVerdict> out(static_cast<std::size_t>(raw.cols()));
+    std::size_t a = 0, b = 0;
+    for (Eigen::Index p = 0; p < raw.cols(); ++p) out[static_cast<std::size_t>(p)] = verdict_at(raw, p, label, a, b);
+    return out;
+  }
+
   [[nodiscard]] std::string unreplayed(long double falsified) const override {
     return fmt::format("{} points flip, but no pair replayed as a witness", static_cast<double>(falsified));
   }
@@ -169,33 +181,47 @@ class TreeRegions final : public RegionEvaluator {
         rest /= span;
       }
     }
-    std::vector<std::vector<int>> label(copies_.size());
-    for (std::size_t k = 0; k < copies_.size(); ++k) label[k] = labels(raw, static_cast<std::size_t>(copies_[k]), ev);
+    const std::vector<std::vector<int>> label = copy_labels(raw, ev);
     out.kind = Outcome::Kind::Mixed;
     for (Eigen::Index p = 0; p < n; ++p) {
-      int seen = -1;
-      std::size_t first = 0;
-      bool any = false, flips = false;
-      for (std::size_t c = 0; c < combos_.size() && !flips; ++c) {
-        if (valid_.constrained() && !valid_.valid(raw.col(p), c)) continue;
-        const int l = label[static_cast<std::size_t>(copy_of_[c])][static_cast<std::size_t>(p)];
-        if (!any) {
-          any = true, seen = l, first = c;
-        } else if (l != seen) {
-          flips = true;
-          if (wants_witnesses() && out.witnesses.size() < static_cast<std::size_t>(std::max(1, o_.max_witnesses)))
-            try_pair(raw.col(p), c, first, out);
-        }
-      }
-      if (!any) {
+      std::size_t a = 0, second = 0;
+      const PointVerdict v = verdict_at(raw, p, label, a, second);
+      if (v == PointVerdict::NoPerson) {
         out.invalid += 1.0L;
-      } else if (flips) {
+      } else if (v == PointVerdict::Unfair) {
         out.falsified += 1.0L;
         out.unfair_points.emplace_back(raw.col(p));
+        if (wants_witnesses() && out.witnesses.size() < static_cast<std::size_t>(std::max(1, o_.max_witnesses)))
+          try_pair(raw.col(p), second, a, out);
       } else {
         out.certified += 1.0L;
       }
     }
+  }
+
+  // Each copy's labels at the raw points (columns).
+  std::vector<std::vector<int>> copy_labels(const Eigen::MatrixXd& raw, Evaluator<double>& ev) const {
+    std::vector<std::vector<int>> label(copies_.size());
+    for (std::size_t k = 0; k < copies_.size(); ++k) label[k] = labels(raw, static_cast<std::size_t>(copies_[k]), ev);
+    return label;
+  }
+
+  // Point p over the combinations valid at it; for Unfair, a and b are two whose labels differ.
+  PointVerdict verdict_at(const Eigen::MatrixXd& raw, Eigen::Index p, const std::vector<std::vector<int>>& label,
+                          std::size_t& a, std::size_t& b) const {
+    int seen = -1;
+    bool any = false;
+    for (std::size_t c = 0; c < combos_.size(); ++c) {
+      if (valid_.constrained() && !valid_.valid(raw.col(p), c)) continue;
+      const int l = label[static_cast<std::size_t>(copy_of_[c])][static_cast<std::size_t>(p)];
+      if (!any) {
+        any = true, seen = l, a = c;
+      } else if (l != seen) {
+        b = c;
+        return PointVerdict::Unfair;
+      }
+    }
+    return any ? PointVerdict::Fair : PointVerdict::NoPerson;
   }
 
   [[nodiscard]] int constraint_split(const SearchRegion& b) const { return valid_.widest_constrained(b.lo, b.hi); }

@@ -110,6 +110,15 @@ struct SearchStats {
 // Shares of the domain of the non-protected features (integer points; a real feature counts by
 // length): certified = no protected change flips the label there, falsified = proven to flip (for
 // some protected change), undecided = the rest. They add up to 1; a finished run has undecided 0.
+// The falsified share estimated from points drawn at random in the regions left undecided (each
+// weighing its measure) and decided exactly: `share`, within [lo, hi] at `confidence`
+// (Clopper-Pearson), clipped to the sound [falsified, falsified + undecided].
+struct ShareEstimate {
+  double share = 0.0, lo = 0.0, hi = 0.0;
+  double confidence = 0.95;
+  std::int64_t samples = 0, unfair = 0;  // points drawn and decided, and the unfair ones among them
+};
+
 struct DomainShare {
   bool measured = false;  // only the complete engine measures
   double certified = 0.0, falsified = 0.0, undecided = 1.0;
@@ -117,6 +126,7 @@ struct DomainShare {
   // when the run finished (exact: every region was closed by bounds or by enumeration).
   long double points = 0.0L, falsified_points = 0.0L;
   bool exact = false;
+  std::optional<ShareEstimate> estimate;  // quantify runs that stop with points undecided
 };
 
 // A box of the domain (raw bounds per schema feature; protected features span their domain) and

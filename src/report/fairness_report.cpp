@@ -136,6 +136,12 @@ void write_shares(std::ostream& out, const Schema& schema, const std::vector<std
   out << fmt::format("  {}: certified {}, falsified {}, undecided {}{}\n",
                      near ? "near the data rows (each row's box weighing one)" : "domain", percent(d.certified),
                      percent(d.falsified), percent(d.undecided), points);
+  if (d.estimate && d.estimate->samples > 0)
+    out << fmt::format(
+        "  estimate: falsified {} (between {} and {} at {:g}% confidence; {} of {} points drawn in the "
+        "undecided regions are unfair)\n",
+        percent(d.estimate->share), percent(d.estimate->lo), percent(d.estimate->hi), 100.0 * d.estimate->confidence,
+        d.estimate->unfair, d.estimate->samples);
   if (d.exact)
     out << fmt::format("  exactly {:.0f} of the {:.0f} points change label when {} changes\n",
                        static_cast<double>(d.falsified_points), static_cast<double>(d.points),
@@ -318,6 +324,11 @@ nlohmann::json fairness_json(const FairnessRun& run) {
         {"falsified_points", r.share.exact ? nlohmann::json(static_cast<double>(r.share.falsified_points)) : nullptr},
         // The shares are over the points the schema's constraints allow (all, without constraints).
         {"constraints_applied", true}};
+    if (r.share.estimate)
+      doc["estimate"] = {{"falsified", r.share.estimate->share}, {"lo", r.share.estimate->lo},
+                         {"hi", r.share.estimate->hi},           {"confidence", r.share.estimate->confidence},
+                         {"samples", r.share.estimate->samples}, {"unfair_samples", r.share.estimate->unfair},
+                         {"method", "Clopper-Pearson"}};
     if (run.quantify) {
       doc["regions"] = regions_json(schema, run.problem.protected_features(), r.regions);
       doc["falsified_by_feature"] = marginals_json(schema, r.marginals);

@@ -116,7 +116,7 @@ void expect_table_round_trips(const std::vector<SettingOption<S>>& table) {
     switch (o.spec.type) {
       case OptionSpec::Type::Bool: value = "true"; break;
       case OptionSpec::Type::Int: value = std::to_string(static_cast<long long>(o.spec.min) + 3); break;
-      case OptionSpec::Type::Real: value = "0.25"; break;
+      case OptionSpec::Type::Real: value = o.spec.min <= 0.25 && 0.25 <= o.spec.max ? "0.25" : "0.75"; break;
       case OptionSpec::Type::String: value = o.spec.allowed.back(); break;
     }
     set_setting(table, s, o.spec.name, value);

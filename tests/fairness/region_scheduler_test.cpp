@@ -82,6 +82,13 @@ class LineRegions final : public RegionEvaluator {
     }
     return out;
   }
+  [[nodiscard]] std::vector<PointVerdict> decide_points(const Eigen::MatrixXd& raw,
+                                                        RegionScratch* /*scratch*/) const override {
+    std::vector<PointVerdict> out;
+    for (Eigen::Index j = 0; j < raw.cols(); ++j)
+      out.push_back(unfair_at(raw(0, j)) ? PointVerdict::Unfair : PointVerdict::Fair);
+    return out;
+  }
   [[nodiscard]] std::string unreplayed(long double falsified) const override {
     return std::to_string(static_cast<long long>(falsified)) + " points flip";
   }

@@ -39,6 +39,9 @@ class CancelAfter final : public RegionEvaluator {
     if (++done_ >= budget_) cancel_ = true;
     return inner_.refine(r, s);
   }
+  [[nodiscard]] std::vector<PointVerdict> decide_points(const Eigen::MatrixXd& raw, RegionScratch* s) const override {
+    return inner_.decide_points(raw, s);
+  }
   [[nodiscard]] std::string unreplayed(long double falsified) const override { return inner_.unreplayed(falsified); }
   void record_stats(Env& env, const SearchTally& tally) const override { inner_.record_stats(env, tally); }
 

@@ -137,8 +137,11 @@ export class FairnessWorkspace {
       showError(this.errors, "the server returned no result");
       return;
     }
-    if (typeof result.certified === "number")
+    if (typeof result.certified === "number") {
       this.showProgress({ certified: result.certified, falsified: result.falsified ?? 0, undecided: result.undecided ?? 0, leaves: result.stats?.leaves, seconds: result.stats?.seconds }, job.seconds ?? 0);
+      const e = result.estimate;
+      if (e) this.progressText.textContent += ` · estimated falsified ${percent(e.falsified)} (${percent(e.lo)} to ${percent(e.hi)} at ${percent(e.confidence)})`;
+    }
     const run: ReportEnvelope = job.report ?? { kind: "fair", result, text: job.text ?? null };
     // The verdict element starts with the verdict word, whatever the text's first line says.
     const sentence = verdictSentence(run);

@@ -432,6 +432,9 @@ export async function renderRun(container: HTMLElement, run: ReportEnvelope, opt
             ["certified (fair)", percent(r.certified)],
             ["falsified (unfair)", percent(r.falsified)],
             ["undecided", percent(r.undecided)],
+            ...(r.estimate
+              ? ([[`falsified, estimated (${percent(r.estimate.confidence)} confidence)`, `${percent(r.estimate.falsified)} (${percent(r.estimate.lo)} to ${percent(r.estimate.hi)}; ${count(r.estimate.samples)} points drawn)`]] as [string, string][])
+              : []),
             ["points in the domain", count(r.domain?.points)],
           ]),
         ),

@@ -81,6 +81,9 @@ export interface FairResult {
   regions?: FairRegion[];
   falsified_by_feature?: FeatureBins[];
   domain?: { points?: number; exact?: boolean; falsified_points?: number | null };
+  // The falsified share estimated from points drawn in the undecided regions (quantify runs that
+  // stop with some of the domain undecided), within [lo, hi] at `confidence`.
+  estimate?: { falsified: number; lo: number; hi: number; confidence: number; samples: number; unfair_samples: number } | null;
   stats?: { seconds?: number; regions?: number; leaves?: number };
   data?: { file: string; rows: number; unfair: number; share: number };
   groups?: GroupMetrics | null;
