@@ -38,6 +38,13 @@ double ReluNetwork::logit(const Eigen::VectorXd& x, Eigen::VectorXd& gradient) c
 
 namespace {
 
+// d == a - b exactly (Knuth's TwoSum: the rounding error of a + (-b) is zero).
+bool exact_difference(double a, double b, double d) {
+  if (!std::isfinite(d)) return false;
+  const double nb = -b, bb = d - a;
+  return (a - (d - bb)) + (nb - bb) == 0.0;
+}
+
 using roundoff::kTiny;
 using roundoff::kUnit;
 double gamma5(Eigen::Index n) { return roundoff::dot_error(n, 5.0); }  // one more term of padding
@@ -55,10 +62,16 @@ std::optional<ReluNetwork> relu_network_of(const Model& m, std::string* why) {
     if (why != nullptr) *why = std::move(text);
     return std::nullopt;
   };
-  if (m.rule.kind != DecisionRule::Kind::Threshold)
+  // Two classes under argmax (a scikit-learn classifier's two scores) are one logit, z1 - z0 > 0,
+  // when that difference is exact in double for every weight (skl2onnx writes [-w, w]: 2w).
+  const int top = m.rule.node >= 0 ? skip_identity(m, m.rule.node) : -1;
+  const bool two_class_argmax = m.rule.kind == DecisionRule::Kind::ArgMax && top >= 0 &&
+                                m.nodes[static_cast<std::size_t>(top)].op == OpKind::Dense &&
+                                m.nodes[static_cast<std::size_t>(top)].weights.rows() == 2;
+  if (m.rule.kind != DecisionRule::Kind::Threshold && !two_class_argmax)
     return fail(fmt::format("the decision rule is {}, not a threshold on one logit", m.rule.describe()));
   ReluNetwork net;
-  net.threshold = m.rule.threshold;
+  net.threshold = two_class_argmax ? 0.0 : m.rule.threshold;
   net.input_width = m.input_width();
   std::vector<ReluNetwork::Layer> reversed;
   int id = skip_identity(m, m.rule.node);
@@ -69,7 +82,18 @@ std::optional<ReluNetwork> relu_network_of(const Model& m, std::string* why) {
       return fail(fmt::format("{} is {} where a Dense layer was expected", node_label(n, static_cast<std::size_t>(id)),
                               op_name(n.op)));
     ReluNetwork::Layer layer{n.weights, n.values};
-    if (last) {  // only the row the rule reads
+    if (last && two_class_argmax) {  // class 1 wins only strictly: z1 - z0 > 0
+      layer.weights = Eigen::MatrixXd(n.weights.row(1) - n.weights.row(0));
+      layer.bias = Eigen::VectorXd::Constant(1, n.values(1) - n.values(0));
+      for (Eigen::Index k = 0; k < n.weights.cols(); ++k)
+        if (!exact_difference(n.weights(1, k), n.weights(0, k), layer.weights(0, k)))
+          return fail(fmt::format("{}: the difference of its two class scores rounds in double (weight {})",
+                                  node_label(n, static_cast<std::size_t>(id)), k));
+      if (!exact_difference(n.values(1), n.values(0), layer.bias(0)))
+        return fail(fmt::format("{}: the difference of its two class biases rounds in double",
+                                node_label(n, static_cast<std::size_t>(id))));
+      last = false;
+    } else if (last) {  // only the row the rule reads
       layer.weights = Eigen::MatrixXd(n.weights.row(m.rule.index));
       layer.bias = Eigen::VectorXd::Constant(1, n.values(m.rule.index));
       last = false;

@@ -350,11 +350,37 @@ void NetworkRegions::evaluate(SearchRegion& r, RegionEvaluation& ev, bool fine) 
   // combinations.
   if (o_.quantify && settled && everyone && count(r, nb, needed, diff, fine))
     ++(fine ? ev.counters.fine_counted : ev.counters.counted);
-  if (discrete(r)) r.unfair = std::max(r.unfair, static_cast<long double>(r.known.size()));
+  if (discrete(r)) {
+    r.unfair = std::max(r.unfair, static_cast<long double>(r.known.size()));
+    if (closed_by_whole_counts(r, ev)) return;
+  }
   r.split = flips_where_valid ? constraint_split(r) : split_feature(r, nb, needed);
   // Hunting a witness: last in, first out (depth first, as one stack), which finds the rare
   // witnesses of near-fair models soonest; quantifying: the largest undecided measure first.
   r.key = o_.quantify ? static_cast<double>(r.measure - r.fair - r.unfair) : signals_.next_sequence();
+}
+
+bool NetworkRegions::closed_by_whole_counts(SearchRegion& r, RegionEvaluation& ev) const {
+  if (r.fair <= 0.0L && r.unfair <= 0.0L) return false;
+  // The counts' own rounding (their shares are doubles) is far below a point on boxes of under
+  // 1e13 points; lower bounds on whole numbers then round up.
+  const long double slack = r.measure * 1e-14L + 1e-9L;
+  const long double fair = std::ceil(r.fair - slack), unfair = std::ceil(r.unfair - slack);
+  if (slack >= 0.5L || fair + unfair < r.measure) {
+    r.fair = std::max(r.fair, fair), r.unfair = std::max(r.unfair, unfair);
+    return false;
+  }
+  // Unfair points without a witness anywhere yet: split on, to find one.
+  if (unfair > 0.0L && r.known.empty() && signals_.witnesses_found.load(std::memory_order_relaxed) == 0) return false;
+  // A small box that is partly unfair is split on to enumeration, which also says where its unfair
+  // points are (the marginals); a count does not.
+  constexpr long double kCountedAtLeast = 65536.0L;
+  if (unfair > 0.0L && unfair < r.measure && r.measure < kCountedAtLeast) return false;
+  ev.closed = true;
+  ev.certified = r.measure - unfair;
+  ev.falsified = unfair;
+  ev.all_falsified = unfair == r.measure;
+  return true;
 }
 
 bool NetworkRegions::split(const SearchRegion& r, int f, SearchRegion& a, SearchRegion& b) const {

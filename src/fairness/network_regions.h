@@ -134,6 +134,10 @@ class NetworkRegions final : public RegionEvaluator {
   bool count(SearchRegion& r, const std::vector<NetworkBounds>& nb, const std::vector<bool>& needed,
              const DifferenceCache& diff, bool fine) const;
 
+  // An integer region whose counted lower bounds, rounded up to whole points, add up to all its
+  // points: closed with those counts (exact). Otherwise the rounded bounds are kept.
+  bool closed_by_whole_counts(SearchRegion& r, RegionEvaluation& ev) const;
+
   // --check: every unordered pair that this region closes (both directions excluded, one of them
   // here) is re-proved by Z3 on the whole region, independently of the bounds.
   std::int64_t recheck(const SearchRegion& r, const std::vector<int>& open) const;

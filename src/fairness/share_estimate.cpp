@@ -97,6 +97,7 @@ std::optional<ShareEstimate> estimate_falsified_share(const RegionEvaluator& reg
   const double start = env.elapsed_seconds();
   const Eigen::Index width = open.front().lo.size();
   constexpr Eigen::Index kBatch = 256;
+  constexpr std::int64_t kSettled = 4096;
   Eigen::MatrixXd batch(width, kBatch);
   while (e.samples < o.max_samples) {
     for (Eigen::Index i = 0; i < kBatch; ++i) sampler.draw(schema, batch.col(i));
@@ -104,7 +105,10 @@ std::optional<ShareEstimate> estimate_falsified_share(const RegionEvaluator& reg
     e.samples += kBatch;
     if (e.samples < o.min_samples) continue;
     update();
-    if ((e.hi - e.lo) / 2.0 <= o.target_half_width || env.elapsed_seconds() - start >= o.seconds) break;
+    // Narrow enough (on enough points that the interval is not just the clipping's), or out of time.
+    if (((e.hi - e.lo) / 2.0 <= o.target_half_width && e.samples >= kSettled) ||
+        env.elapsed_seconds() - start >= o.seconds)
+      break;
   }
   update();
   return e;

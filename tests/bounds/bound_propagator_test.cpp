@@ -573,6 +573,46 @@ TEST(ReluNetwork, GradientMatchesDifferenceQuotientsAwayFromKinks) {
   EXPECT_GT(checked, 500);
 }
 
+// Two class scores under argmax (scikit-learn's binary classifiers) are one logit z1 - z0 > 0
+// when the difference is exact; ties go to class 0, as argmax breaks them.
+TEST(ReluNetworkOf, TwoClassArgmaxIsOneLogitWhenTheDifferenceIsExact) {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  Eigen::MatrixXd w1(4, 3), w2(2, 4);
+  for (Eigen::Index i = 0; i < w1.size(); ++i) w1(i) = u(rng);
+  for (Eigen::Index k = 0; k < 4; ++k) w2(1, k) = u(rng), w2(0, k) = -w2(1, k);  // [-w, w], as skl2onnx writes
+  ModelBuilder b("two", {"x0", "x1", "x2"});
+  const int z = b.dense(b.relu(b.dense(b.input(), w1, Eigen::VectorXd::Zero(4))), w2, Eigen::Vector2d(-0.25, 0.25));
+  const Model m = b.finish(b.unary(OpKind::Softmax, z), DecisionRule::argmax_of(z));
+  std::string why;
+  const std::optional<ReluNetwork> net = relu_network_of(m, &why);
+  ASSERT_TRUE(net.has_value()) << why;
+  EXPECT_EQ(net->threshold, 0.0);
+  EXPECT_EQ(net->layers.back().weights.rows(), 1);
+  Eigen::MatrixXd x(3, 300);
+  for (Eigen::Index i = 0; i < x.size(); ++i) x(i) = 3.0 * u(rng);
+  x.col(0).setZero();  // z1 - z0 = 0.5 there; and a tie below
+  const Evaluation ev = evaluate(m, x);
+  for (Eigen::Index j = 0; j < x.cols(); ++j)
+    EXPECT_EQ(ev.labels[static_cast<std::size_t>(j)], net->logit(x.col(j)) > net->threshold ? 1 : 0) << j;
+  {  // equal scores: class 0 under argmax, and z1 - z0 = 0 is not above 0
+    ModelBuilder t("tie", {"x0"});
+    const int s2 = t.dense(t.input(), Eigen::Vector2d(1.0, 1.0), Eigen::Vector2d(0.5, 0.5));
+    const Model tie = t.finish(s2, DecisionRule::argmax_of(s2));
+    const std::optional<ReluNetwork> tn = relu_network_of(tie, nullptr);
+    ASSERT_TRUE(tn.has_value());
+    EXPECT_EQ(evaluate(tie, Eigen::MatrixXd::Constant(1, 1, 2.0)).labels[0], 0);
+    EXPECT_FALSE(tn->logit(Eigen::VectorXd::Constant(1, 2.0)) > tn->threshold);
+  }
+  {  // a difference that rounds in double: refused, with the reason
+    ModelBuilder r("rounds", {"x0"});
+    const int s2 = r.dense(r.input(), Eigen::Vector2d(0.1, 1e-17), Eigen::Vector2d::Zero());
+    const Model m2 = r.finish(s2, DecisionRule::argmax_of(s2));
+    EXPECT_FALSE(relu_network_of(m2, &why).has_value());
+    EXPECT_NE(why.find("rounds"), std::string::npos) << why;
+  }
+}
+
 TEST(ReluNetworkOf, RejectsOtherModelsWithAReason) {
   const Eigen::MatrixXd w = Eigen::MatrixXd::Ones(2, 2);
   const Eigen::VectorXd zero2 = Eigen::VectorXd::Zero(2);
@@ -587,9 +627,9 @@ TEST(ReluNetworkOf, RejectsOtherModelsWithAReason) {
     EXPECT_NE(why.find("Tanh"), std::string::npos) << why;
     EXPECT_FALSE(relu_network_of(m, nullptr).has_value());  // no reason wanted
   }
-  {  // an argmax rule
+  {  // an argmax rule over three classes
     ModelBuilder b("argmax", {"x0", "x1"});
-    const int z = b.dense(b.relu(b.dense(b.input(), w, zero2)), w, zero2);
+    const int z = b.dense(b.relu(b.dense(b.input(), w, zero2)), Eigen::MatrixXd::Ones(3, 2), Eigen::VectorXd::Zero(3));
     const Model m = b.finish(b.unary(OpKind::Softmax, z), DecisionRule::argmax_of(z));
     std::string why;
     EXPECT_FALSE(relu_network_of(m, &why).has_value());

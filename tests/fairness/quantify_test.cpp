@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <iostream>
 #include <map>
 #include <random>
 #include <set>
@@ -71,6 +72,60 @@ void expect_exact(const Tiny& t, const CompleteSearchOptions& o, unsigned thread
     }
     EXPECT_NEAR(total, 1.0, 1e-12);
     EXPECT_NEAR(domain, 1.0, 1e-12);
+  }
+}
+
+// A linear model (a logistic regression's logit) on 5 million integer points: the engine's count
+// is exact and equals brute force, its regions closed by bounds, enumeration or whole counts.
+TEST(Quantify, LinearModelOnAMillionsOfPointsDomainIsCountedExactly) {
+  const Schema s = parse_schema(R"(
+name = "linear"
+protected = ["p"]
+features = [
+  { name = "a", kind = "integer", min = 0, max = 200 },
+  { name = "b", kind = "integer", min = -100, max = 100 },
+  { name = "c", kind = "integer", min = 0, max = 30 },
+  { name = "k", kind = "categorical", categories = ["u", "v", "w", "x"], encoding = "one-hot" },
+  { name = "p", kind = "boolean" },
+]
+)",
+                                "linear.toml");
+  for (std::uint64_t seed : {3U, 8U}) {
+    const Model m = test::random_net("linear" + std::to_string(seed), s, s.protected_indices(), {}, seed, 1.0, 0.0);
+    // Brute force, a million points at a time: unfair where the two values of p disagree.
+    long long unfair = 0, points = 0;
+    const int p = s.feature_index("p");
+    Eigen::MatrixXd raw(s.size(), 1 << 20);
+    Eigen::Index n = 0;
+    auto flush = [&] {
+      Eigen::MatrixXd r0 = raw.leftCols(n), r1 = r0;
+      r0.row(p).setZero();
+      r1.row(p).setOnes();
+      const Evaluation e0 = evaluate(m, s.to_model_columns(r0)), e1 = evaluate(m, s.to_model_columns(r1));
+      for (Eigen::Index j = 0; j < n; ++j)
+        unfair += e0.labels[static_cast<std::size_t>(j)] != e1.labels[static_cast<std::size_t>(j)];
+      points += n;
+      n = 0;
+    };
+    for (int a = 0; a <= 200; ++a)
+      for (int b = -100; b <= 100; ++b)
+        for (int c = 0; c <= 30; ++c)
+          for (int k = 0; k < 4; ++k) {
+            raw.col(n++) << a, b, c, k, 0.0;
+            if (n == raw.cols()) flush();
+          }
+    flush();
+    CompleteSearchOptions o;
+    o.protected_features = s.protected_indices();
+    o.quantify = true;
+    Env env = test::make_env("60");
+    const FairnessResult r = complete_search(m, s, o, env);
+    EXPECT_TRUE(r.share.exact) << seed << ": " << r.reason;
+    EXPECT_EQ(static_cast<long long>(r.share.points), points);
+    EXPECT_EQ(static_cast<long long>(r.share.falsified_points), unfair) << seed;
+    EXPECT_GT(unfair, 0) << seed;
+    std::cout << "seed " << seed << ": " << unfair << " unfair of " << points << " points, exact in " << r.stats.seconds
+              << " s, " << r.stats.regions << " regions\n";
   }
 }
 
