@@ -32,37 +32,40 @@ void NetworkRegions::linear_terms(const SearchRegion& r, int combo, const Eigen:
                                   std::vector<LinearTerm>& terms) const {
   terms.clear();
   const Eigen::VectorXd raw = raw_with(r.lo, combo);
-  for (int f = 0; f < schema_.size(); ++f) {
-    const Feature& feat = schema_.feature(f);
-    const double lo = is_protected_[static_cast<std::size_t>(f)] ? raw(f) : r.lo(f);
-    const double hi = is_protected_[static_cast<std::size_t>(f)] ? raw(f) : r.hi(f);
-    if (feat.one_hot) {
-      std::vector<double> table;
-      for (auto v = static_cast<Eigen::Index>(lo); v <= static_cast<Eigen::Index>(hi); ++v)
-        table.push_back(coef(feat.model_offset + v));
-      terms.push_back(LinearTerm::values(std::move(table)));
-      continue;
-    }
-    const double c = coef(feat.model_offset);
-    if (c == 0.0) continue;
-    double slope = c, offset = 0.0, e = 0.0;
-    const double vmax = std::max(std::abs(lo), std::abs(hi));
-    if (feat.norm.form == Normalisation::Form::ScaleOffset) {
-      slope = c * feat.norm.a;
-      offset = c * feat.norm.b;
-      e = 2.0 * kUnitRoundoff * (std::abs(slope) * vmax + std::abs(offset));
-    } else if (feat.norm.form == Normalisation::Form::MeanStd) {
-      slope = c / feat.norm.b;
-      offset = -(c * feat.norm.a) / feat.norm.b;
-      e = 4.0 * kUnitRoundoff * (std::abs(slope) * vmax + std::abs(offset));
-    } else if (feat.norm.form == Normalisation::Form::CenterScale) {
-      slope = c * feat.norm.b;
-      offset = -(c * feat.norm.a) * feat.norm.b;
-      e = 4.0 * kUnitRoundoff * (std::abs(slope) * vmax + std::abs(offset));
-    }
-    terms.push_back(feat.integral() ? LinearTerm::integers(slope, offset, lo, hi, e + kTinyError)
-                                    : LinearTerm::reals(slope, offset, lo, hi, e + kTinyError));
+  for (int f = 0; f < schema_.size(); ++f) feature_term(r, raw, coef, f, terms);
+}
+
+void NetworkRegions::feature_term(const SearchRegion& r, const Eigen::VectorXd& raw, const Eigen::VectorXd& coef, int f,
+                                  std::vector<LinearTerm>& terms) const {
+  const Feature& feat = schema_.feature(f);
+  const double lo = is_protected_[static_cast<std::size_t>(f)] ? raw(f) : r.lo(f);
+  const double hi = is_protected_[static_cast<std::size_t>(f)] ? raw(f) : r.hi(f);
+  if (feat.one_hot) {
+    std::vector<double> table;
+    for (auto v = static_cast<Eigen::Index>(lo); v <= static_cast<Eigen::Index>(hi); ++v)
+      table.push_back(coef(feat.model_offset + v));
+    terms.push_back(LinearTerm::values(std::move(table)));
+    return;
   }
+  const double c = coef(feat.model_offset);
+  if (c == 0.0) return;
+  double slope = c, offset = 0.0, e = 0.0;
+  const double vmax = std::max(std::abs(lo), std::abs(hi));
+  if (feat.norm.form == Normalisation::Form::ScaleOffset) {
+    slope = c * feat.norm.a;
+    offset = c * feat.norm.b;
+    e = 2.0 * kUnitRoundoff * (std::abs(slope) * vmax + std::abs(offset));
+  } else if (feat.norm.form == Normalisation::Form::MeanStd) {
+    slope = c / feat.norm.b;
+    offset = -(c * feat.norm.a) / feat.norm.b;
+    e = 4.0 * kUnitRoundoff * (std::abs(slope) * vmax + std::abs(offset));
+  } else if (feat.norm.form == Normalisation::Form::CenterScale) {
+    slope = c * feat.norm.b;
+    offset = -(c * feat.norm.a) * feat.norm.b;
+    e = 4.0 * kUnitRoundoff * (std::abs(slope) * vmax + std::abs(offset));
+  }
+  terms.push_back(feat.integral() ? LinearTerm::integers(slope, offset, lo, hi, e + kTinyError)
+                                  : LinearTerm::reals(slope, offset, lo, hi, e + kTinyError));
 }
 
 void NetworkRegions::moments(const std::vector<LinearTerm>& terms, double constant, double& mean, double& var) {

@@ -348,6 +348,8 @@ void NetworkRegions::evaluate(SearchRegion& r, RegionEvaluation& ev, bool fine) 
   }
   // Counts are over the box's points: sound only where every point is a person for the same
   // combinations.
+  // Affine over an integer box (every neuron stable; a linear model): counted exactly at once.
+  if (o_.quantify && settled && everyone && discrete(r) && lattice_count(r, nb, needed, diff, ev)) return;
   if (o_.quantify && settled && everyone && count(r, nb, needed, diff, fine))
     ++(fine ? ev.counters.fine_counted : ev.counters.counted);
   if (discrete(r)) {

@@ -121,6 +121,15 @@ class NetworkRegions final : public RegionEvaluator {
   // region's raw values with the protected features at `combo`), exact up to each term's error.
   void linear_terms(const SearchRegion& r, int combo, const Eigen::VectorXd& coef,
                     std::vector<LinearTerm>& terms) const;
+  // Feature f's term of that function (none when its coefficient is 0), appended to terms; `raw`
+  // holds the protected features' values.
+  void feature_term(const SearchRegion& r, const Eigen::VectorXd& raw, const Eigen::VectorXd& coef, int f,
+                    std::vector<LinearTerm>& terms) const;
+  // Where every copy is affine over an integer region: its points counted exactly by kind (sums
+  // of one term per feature, met in the middle; network_lattice_count.cpp). False when the region
+  // is not affine, too large, or too many points lie within rounding of a boundary.
+  bool lattice_count(SearchRegion& r, const std::vector<NetworkBounds>& nb, const std::vector<bool>& needed,
+                     const DifferenceCache& diff, RegionEvaluation& ev) const;
   // Mean and variance of a sum of independent terms (each uniform over its values).
   static void moments(const std::vector<LinearTerm>& terms, double constant, double& mean, double& var);
   // The share of the region that counting would decide, under a normal approximation of L and U

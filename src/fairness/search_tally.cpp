@@ -58,7 +58,10 @@ FairnessResult search_result(SearchTally tally, const RegionEvaluator& regions, 
   if (!finished && o.quantify && o.estimate_seconds > 0.0) {
     EstimateOptions eo;
     eo.confidence = o.confidence;
-    eo.seconds = std::min(o.estimate_seconds, env.seconds_left());
+    // The time the search left it (its end and the report above may have run into it: it is not
+    // cut short for that, or it would draw too few points to say anything).
+    const double limit = env.options.get_real("time-limit");
+    eo.seconds = limit > 0.0 ? std::min(o.estimate_seconds, limit / 20.0) : o.estimate_seconds;
     eo.seed = env.seed();
     const SoundMass mass{fals, std::max(0.0L, valid - cert - fals), valid};
     r.share.estimate = estimate_falsified_share(regions, schema, left, mass, eo, env);

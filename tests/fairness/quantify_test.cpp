@@ -75,23 +75,34 @@ void expect_exact(const Tiny& t, const CompleteSearchOptions& o, unsigned thread
   }
 }
 
-// A linear model (a logistic regression's logit) on 5 million integer points: the engine's count
-// is exact and equals brute force, its regions closed by bounds, enumeration or whole counts.
-TEST(Quantify, LinearModelOnAMillionsOfPointsDomainIsCountedExactly) {
+// A linear model (a logistic regression's logit) on 1.3 million integer points: the engine's count
+// is exact and equals brute force (met in the middle, ties decided in exact arithmetic).
+TEST(Quantify, LinearModelOnAMillionPointDomainIsCountedExactly) {
   const Schema s = parse_schema(R"(
 name = "linear"
 protected = ["p"]
 features = [
-  { name = "a", kind = "integer", min = 0, max = 200 },
-  { name = "b", kind = "integer", min = -100, max = 100 },
+  { name = "a", kind = "integer", min = 0, max = 100 },
+  { name = "b", kind = "integer", min = -50, max = 50 },
   { name = "c", kind = "integer", min = 0, max = 30 },
   { name = "k", kind = "categorical", categories = ["u", "v", "w", "x"], encoding = "one-hot" },
   { name = "p", kind = "boolean" },
 ]
 )",
                                 "linear.toml");
-  for (std::uint64_t seed : {3U, 8U}) {
-    const Model m = test::random_net("linear" + std::to_string(seed), s, s.protected_indices(), {}, seed, 1.0, 0.0);
+  // Model inputs: a, b, c, k as four one-hot columns, p. Seed 0: weights in eighths with no offset,
+  // so that the logit is exactly 0 at many points (ties, decided in exact arithmetic: class 0).
+  for (std::uint64_t seed : {0U, 3U, 8U}) {
+    Model m;
+    if (seed == 0) {
+      ModelBuilder mb("ties", s.model_input_names());
+      Eigen::MatrixXd w(1, s.model_width());
+      w << 0.125, -0.125, 0.25, 0.0, 0.5, -0.25, 0.375, 0.625;
+      const int z = mb.dense(mb.input(), w, Eigen::VectorXd::Constant(1, -1.0));
+      m = mb.finish(z, DecisionRule::threshold_on(z, 0.0));
+    } else {
+      m = test::random_net("linear" + std::to_string(seed), s, s.protected_indices(), {}, seed, 1.0, 0.0);
+    }
     // Brute force, a million points at a time: unfair where the two values of p disagree.
     long long unfair = 0, points = 0;
     const int p = s.feature_index("p");
@@ -107,8 +118,8 @@ features = [
       points += n;
       n = 0;
     };
-    for (int a = 0; a <= 200; ++a)
-      for (int b = -100; b <= 100; ++b)
+    for (int a = 0; a <= 100; ++a)
+      for (int b = -50; b <= 50; ++b)
         for (int c = 0; c <= 30; ++c)
           for (int k = 0; k < 4; ++k) {
             raw.col(n++) << a, b, c, k, 0.0;
