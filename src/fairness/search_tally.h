@@ -10,7 +10,8 @@
 //   witness::NetworkRegions regions(model, schema, o, *witness::relu_network_of(model, nullptr), signals);
 //   witness::SearchTally tally;  // filled by a scheduler as regions close
 //   std::optional<witness::QuantifyAnswer> answer;  // none: no --quantify
-//   witness::Env env;  witness::FairnessResult r = witness::search_result(std::move(tally), regions, schema, answer, o, env);
+//   witness::Env env;
+//   witness::FairnessResult r = witness::search_result(std::move(tally), regions, schema, answer, o, env);
 #pragma once
 
 #include <cstdint>
