@@ -42,7 +42,8 @@ for e in auto complete dual; do
   # The branch and bound finds all three at once; under auto, falsification finding fewer first must
   # neither stop it nor leave the rest to the slow solver top-up (it did, 1 run in 4).
   [[ $e == dual ]] || { [[ $(wc -l <"$T/w_$e.csv") -eq 4 ]] && grep -q "3 witnesses found, as asked" "$T/f.txt"; }
-  check "fair --engine $e: the three witnesses asked for: $(grep witnesses "$T/f.txt")" $?
+  ok=$?  # before the message: its $(...) would reset $?
+  check "fair --engine $e: the three witnesses asked for: $(grep witnesses "$T/f.txt")" $ok
 done
 # The unconstrained box gives witnesses that break the rules (the reason for them).
 run_witness 120 "$T/f.txt" fair "$AC1" --schema "$B/adult.toml" --protected sex --max-witnesses 5 \
