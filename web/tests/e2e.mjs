@@ -88,7 +88,14 @@ async function queryWorkspace() {
   check.ok((await page.$$("#inputs-table tbody tr")).length === 9, "query: the diabetes model's 9 inputs are listed");
   // The log through the file browser, as a user would pick it.
   await page.click("#query-log-browse");
-  for (const part of ["web/", "tests/", "fixtures/"]) await page.click(`#query-log-listing button.entry:text-is("${part}")`);
+  // Each click lists its folder asynchronously; wait for it, or the next click may land on the
+  // old listing (the root also holds a tests/ folder).
+  let dir = "";
+  for (const part of ["web", "tests", "fixtures"]) {
+    await page.click(`#query-log-listing button.entry:text-is("${part}/")`);
+    dir += `/${part}`;
+    await page.waitForFunction((d) => document.querySelector("#query-log-listing .listing-dir")?.textContent === d, dir);
+  }
   await page.click('#query-log-listing button.entry:text-is("diabetes_log.csv")');
   await page.waitForSelector(`#log-table[data-log="${DIABETES_LOG}"]`);
   await page.fill("#row-slider", "1");
