@@ -26,6 +26,7 @@ RegionScheduler::RegionScheduler(const RegionEvaluator& regions, SearchSignals& 
   if (threads == 0) threads = std::max(1U, std::thread::hardware_concurrency());
   for (unsigned t = 0; t < threads; ++t) queues_.push_back(std::make_unique<Queue>());
   in_flight_.resize(threads);
+  rng_.seed(env.seed());
   if (o.quantify) answer_.emplace(schema, o.protected_features, o.max_regions, regions.domain_points());
   // The estimate of what stays undecided is drawn within the time limit: the search leaves it time.
   const double limit = env.options.get_real("time-limit");
@@ -104,7 +105,7 @@ SearchState RegionScheduler::search(std::optional<SearchState> start) {
         }
       }
       if (first) {
-        commit(0, nullptr, std::move(*first), false);
+        commit(0, nullptr, std::move(*first), false, first_scratch.get());
       } else {  // nothing decided: all undecided
         tally_.left.push_back(std::move(whole));
       }
@@ -229,7 +230,8 @@ bool RegionScheduler::pop(unsigned id, SearchRegion& r) {
   return false;
 }
 
-void RegionScheduler::commit(unsigned id, const SearchRegion* parent, RegionOutcome out, bool stuck_parent) {
+void RegionScheduler::commit(unsigned id, const SearchRegion* parent, RegionOutcome out, bool stuck_parent,
+                             RegionScratch* scratch) {
   const std::shared_lock frontier(frontier_mutex_);
   in_flight_[id].reset();
   std::vector<SearchRegion> to_push;
@@ -280,13 +282,14 @@ void RegionScheduler::commit(unsigned id, const SearchRegion* parent, RegionOutc
   if (stop_open_ > 0 && static_cast<std::size_t>(std::max(0L, pending_.load())) >= stop_open_) signals_.stop = true;
   if (parent != nullptr) --pending_;
   idle_cv_.notify_all();
-  evict(id);
+  evict(id, scratch);
 }
 
 // Keeps the queues within the evaluator's cap: the regions with the least undecided measure (the
 // smallest keys) are dropped for good. Their measure stays undecided, with what counting showed of
-// them; memory stays bounded.
-void RegionScheduler::evict(unsigned id) {
+// them; memory stays bounded. For --quantify, points drawn in them as they go keep the estimate of
+// the undecided share about them.
+void RegionScheduler::evict(unsigned id, RegionScratch* scratch) {
   const std::size_t cap = std::max<std::size_t>(64, regions_.max_open() / queues_.size());
   Queue& q = *queues_[id];
   std::vector<SearchRegion> out;
@@ -301,10 +304,24 @@ void RegionScheduler::evict(unsigned id) {
     std::make_heap(q.heap.begin(), q.heap.end(), ByKey{});
   }
   pending_ -= static_cast<long>(out.size());
+  const bool estimate = o_.quantify && o_.estimate_seconds > 0.0;
+  std::int64_t draw = 0;
+  long double rate = 0.0L;
+  std::uint64_t seed = 0;
+  {
+    std::lock_guard lock(mutex_);
+    tally_.evicted += static_cast<std::int64_t>(out.size());
+    if (answer_)
+      for (const SearchRegion& r : out) answer_->add_marginal(r.lo, r.hi, r.unfair);
+    if (!estimate) return;
+    draw = tally_.evicted_sample.plan(out, rng_);
+    rate = tally_.evicted_sample.rate;
+    seed = rng_();
+  }
+  // Decided outside the lock; the sample's rate may halve meanwhile, and add() thins to it.
+  const std::int64_t unfair = unfair_among_drawn(regions_, schema_, out, draw, seed, scratch);
   std::lock_guard lock(mutex_);
-  tally_.evicted += static_cast<std::int64_t>(out.size());
-  if (answer_)
-    for (const SearchRegion& r : out) answer_->add_marginal(r.lo, r.hi, r.unfair);
+  tally_.evicted_sample.add(rate, draw, unfair, rng_);
 }
 
 void RegionScheduler::report_progress(std::chrono::steady_clock::time_point& last) {
@@ -345,7 +362,7 @@ void RegionScheduler::work(unsigned id, RegionScratch* scratch) {
       idle_cv_.notify_all();
       return;
     }
-    commit(id, &r, std::move(out), stuck);
+    commit(id, &r, std::move(out), stuck, scratch);
     if (id == 0 && o_.progress) report_progress(last_progress);
   }
 }

@@ -23,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <shared_mutex>
 #include <vector>
 
@@ -67,8 +68,8 @@ class RegionScheduler {
   bool pop(unsigned id, SearchRegion& r);
   // Applies what a worker found: the popped parent (its counted shares leave the open totals) is
   // replaced by its parts; `stuck_parent`: the parent stays open for good instead.
-  void commit(unsigned id, const SearchRegion* parent, RegionOutcome out, bool stuck_parent);
-  void evict(unsigned id);
+  void commit(unsigned id, const SearchRegion* parent, RegionOutcome out, bool stuck_parent, RegionScratch* scratch);
+  void evict(unsigned id, RegionScratch* scratch);
   void work(unsigned id, RegionScratch* scratch);
   void report_progress(std::chrono::steady_clock::time_point& last);
   [[nodiscard]] bool should_stop() const;
@@ -98,6 +99,7 @@ class RegionScheduler {
 
   std::mutex mutex_;  // guards everything below
   SearchTally tally_;
+  std::mt19937_64 rng_;                   // the evicted regions' sample
   std::optional<QuantifyAnswer> answer_;  // quantify: regions and marginals
   std::exception_ptr error_;
 };

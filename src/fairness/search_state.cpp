@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <set>
 
 #include "core/error.h"
@@ -205,6 +206,11 @@ std::string search_state_text(const SearchState& state, const SearchQuestion& qu
       hex(t.certified), hex(t.falsified), hex(std::max(0.0L, t.open_fair)), hex(std::max(0.0L, t.open_unfair)),
       hex(t.invalid), hex(t.scope), t.inexact, t.leaves, t.evicted, t.slivers, t.counters.regions, t.counters.rejected,
       t.counters.checked, t.counters.enumerated, t.counters.counted, t.counters.fine_counted, t.counters.exact_only);
+  const EvictedSample& es = t.evicted_sample;
+  fmt::format_to(it,
+                 "\"evicted_sample\":{{\"measure\":\"{}\",\"fair\":\"{}\",\"unfair\":\"{}\",\"rate\":\"{}\","
+                 "\"samples\":{},\"unfair_samples\":{}}},\n",
+                 hex(es.measure), hex(es.fair), hex(es.unfair), hex(es.rate), es.samples, es.unfair_samples);
   fmt::format_to(it, "\"witnesses\":[");
   for (std::size_t k = 0; k < t.witnesses.size(); ++k) {
     fmt::format_to(it, "{}{{\"raw\":", k > 0 ? "," : "");
@@ -295,6 +301,19 @@ SearchState parse_search_state(const std::string& text, const std::string& sourc
   if (tally.scope > domain * (1.0L + 1e-12L)) in.fail("tally.scope", "more points than the domain holds");
   if (tally.certified + tally.falsified + tally.invalid > (tally.scope > 0.0L ? tally.scope : domain) * (1.0L + 1e-12L))
     in.fail("tally", "more points closed than the domain holds");
+  if (j.contains("evicted_sample")) {  // absent from states saved before the evicted were drawn from
+    const json& e = j["evicted_sample"];
+    EvictedSample& es = tally.evicted_sample;
+    es.measure = in.amount(e, "measure", "evicted_sample");
+    es.fair = in.amount(e, "fair", "evicted_sample");
+    es.unfair = in.amount(e, "unfair", "evicted_sample");
+    es.rate = in.amount(e, "rate", "evicted_sample");
+    es.samples = in.count(e, "samples", "evicted_sample");
+    es.unfair_samples = in.count(e, "unfair_samples", "evicted_sample");
+    if (es.unfair_samples > es.samples) in.fail("evicted_sample", "more unfair samples than samples");
+    if (es.fair + es.unfair > es.measure * (1.0L + 1e-12L) || es.measure > domain * (1.0L + 1e-12L))
+      in.fail("evicted_sample", "more points than the domain holds");
+  }
   const json& witnesses = in.field(j, "witnesses", "state");
   if (!witnesses.is_array() || witnesses.size() > 100000) in.fail("witnesses", "expected an array of pairs");
   for (std::size_t k = 0; k < witnesses.size(); ++k) {
@@ -351,6 +370,7 @@ SearchState join_search_states(std::vector<SearchState> states, const std::strin
     if (s.header != states.front().header)
       throw InputError(source, "", "results of different sub-problem runs (their headers differ)");
   SearchState out = std::move(states.front());
+  std::mt19937_64 rng(states.size());  // thins the evicted samples to one rate
   out.part = 0;
   out.parts = 1;
   for (std::size_t k = 1; k < states.size(); ++k) {
@@ -362,6 +382,7 @@ SearchState join_search_states(std::vector<SearchState> states, const std::strin
     a.interrupted = a.interrupted || b.interrupted;
     a.leaves += b.leaves, a.evicted += b.evicted, a.slivers += b.slivers;
     a.counters += b.counters;
+    a.evicted_sample.merge(b.evicted_sample, rng);
     for (WitnessPair& w : b.witnesses) a.witnesses.push_back(std::move(w));
     for (SearchRegion& r : b.left) a.left.push_back(std::move(r));
     QuantifyAnswer::Parts& pa = out.answer;

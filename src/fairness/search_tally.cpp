@@ -64,7 +64,7 @@ FairnessResult search_result(SearchTally tally, const RegionEvaluator& regions, 
     eo.seconds = limit > 0.0 ? std::min(o.estimate_seconds, limit / 20.0) : o.estimate_seconds;
     eo.seed = env.seed();
     const SoundMass mass{fals, std::max(0.0L, valid - cert - fals), valid};
-    r.share.estimate = estimate_falsified_share(regions, schema, left, mass, eo, env);
+    r.share.estimate = estimate_falsified_share(regions, schema, left, tally.evicted_sample, mass, eo, env);
     if (r.share.estimate) env.stats.set("complete.estimate_samples", static_cast<double>(r.share.estimate->samples));
   }
   if (answer) r.regions = answer->regions(valid);

@@ -21,6 +21,7 @@
 #include "fairness/complete_search.h"
 #include "fairness/quantify_answer.h"
 #include "fairness/search_region.h"
+#include "fairness/share_estimate.h"
 #include "fairness/verdict.h"
 
 namespace witness {
@@ -36,6 +37,7 @@ struct SearchTally {
   SearchCounters counters;
   std::vector<WitnessPair> witnesses;
   std::vector<SearchRegion> left;  // open at the end
+  EvictedSample evicted_sample;    // points drawn from the regions evicted (quantify)
 
   // The measure of the points that can be people, as far as known: all but those found not to be.
   [[nodiscard]] long double valid(long double domain_points) const {

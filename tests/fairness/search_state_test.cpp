@@ -194,7 +194,13 @@ TEST(SearchState, HostileStatesAreInputErrors) {
   expect_refused(replaced(s.text, R"("open":[{"lo":[)", R"("open":[{"lo":[)", ','), q, "one per feature");
   expect_refused(replaced(s.text, R"("hi":[)", R"("hi":[-1,)", ','), q, "hi");
   expect_refused(replaced(s.text, R"("pairs":[)", R"("pairs":[3,)"), q, "pair");
-  expect_refused(replaced(s.text, R"("fair":")", R"("fair":"0x1p+90")", '"'), q, "fair + unfair exceed");
+  expect_refused(replaced(s.text, R"(,"fair":")", R"(,"fair":"0x1p+90")", '"'), q, "more points than the domain");
+  expect_refused(replaced(s.text, R"("unfair_samples":)", R"("unfair_samples":3})", '}'), q, "more unfair samples");
+  expect_refused(replaced(s.text, R"("rate":")", R"("rate":"-0x1p+1")", '"'), q, "evicted_sample.rate");
+  const std::size_t open_at = s.text.find(R"("open":[)");  // an open region's own counts
+  expect_refused(
+      s.text.substr(0, open_at) + replaced(s.text.substr(open_at), R"("fair":")", R"("fair":"0x1p+90")", '"'), q,
+      "fair + unfair exceed");
   expect_refused(replaced(s.text, R"("certified":")", R"("certified":"-0x1p+3")", '"'), q, "tally.certified");
   expect_refused(replaced(s.text, R"("certified":")", R"("certified":"nan")", '"'), q, "tally.certified");
   expect_refused(replaced(s.text, R"("certified":")", R"("certified":"0x1p+200")", '"'), q, "more points closed");
