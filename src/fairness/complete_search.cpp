@@ -19,7 +19,8 @@ namespace {
 
 // The complete engine's regions for this model: a network's or a tree ensemble's.
 std::unique_ptr<RegionEvaluator> complete_regions(const Model& model, const Schema& schema,
-                                                  const CompleteSearchOptions& options, const SearchSignals& signals) {
+                                                  const CompleteSearchOptions& options, const SearchSignals& signals,
+                                                  const Env& env) {
   if (options.protected_features.empty()) throw InputError("no protected feature given");
   if (is_tree_model(model)) return tree_regions(model, schema, options, signals);
   std::string why;
@@ -31,7 +32,9 @@ std::unique_ptr<RegionEvaluator> complete_regions(const Model& model, const Sche
     throw InputError(schema.source(), "",
                      fmt::format("the schema describes {} model inputs, the model reads {}", schema.model_width(),
                                  net->input_width));
-  return std::make_unique<NetworkRegions>(model, schema, options, std::move(*net), signals);
+  auto regions = std::make_unique<NetworkRegions>(model, schema, options, std::move(*net), signals);
+  regions->set_count_threads(env.threads());
+  return regions;
 }
 
 }  // namespace
@@ -39,14 +42,14 @@ std::unique_ptr<RegionEvaluator> complete_regions(const Model& model, const Sche
 FairnessResult complete_search(const Model& model, const Schema& schema, const CompleteSearchOptions& options,
                                Env& env) {
   SearchSignals signals(options.max_witnesses);
-  const std::unique_ptr<RegionEvaluator> regions = complete_regions(model, schema, options, signals);
+  const std::unique_ptr<RegionEvaluator> regions = complete_regions(model, schema, options, signals, env);
   return schedule_search(*regions, signals, model, schema, options, env);
 }
 
 std::vector<SearchState> split_complete_search(const Model& model, const Schema& schema,
                                                const CompleteSearchOptions& options, int parts, Env& env) {
   SearchSignals signals(options.max_witnesses);
-  const std::unique_ptr<RegionEvaluator> regions = complete_regions(model, schema, options, signals);
+  const std::unique_ptr<RegionEvaluator> regions = complete_regions(model, schema, options, signals, env);
   return split_search(*regions, signals, schema, options, parts, env);
 }
 

@@ -73,7 +73,10 @@ struct CompleteSearchOptions {
   enum class HiddenBounds : std::uint8_t { Auto, BackSubstitution, Forward };
   HiddenBounds hidden_bounds = HiddenBounds::Auto;
   std::size_t max_open_regions = std::size_t{1} << 21;  // queue cap; beyond it the least undecided stay open
-  const std::atomic<bool>* cancel = nullptr;            // stop early (verdict inconclusive) when it becomes true
+  // Sums per half of an exact count of a linear model's region (16 bytes each, two halves per
+  // worker); the rest of the features are swept outer. Smaller only to test the outer sweeps.
+  std::size_t lattice_half_sums = std::size_t{1} << 23;
+  const std::atomic<bool>* cancel = nullptr;  // stop early (verdict inconclusive) when it becomes true
   // Called from one worker about four times a second (e.g. a progress line on a terminal).
   std::function<void(const CompleteProgress&)> progress;
   // The search saved to this file every checkpoint_seconds and at the end (search_state.h), and

@@ -2,24 +2,32 @@
 // coincide up to rounding; a logistic regression always): the reference copy's logit is a sum of
 // one term per feature, so the points of each kind (every copy below the threshold, every copy
 // above, some above and some below) are those whose sum lies in an interval, counted by meeting in
-// the middle: the sums of one half of the features sorted, each sum of the other half looked up.
-// Points whose sum lies within the rounding bounds of an interval's ends are decided one by one in
-// exact arithmetic.
+// the middle: the sums of each half of the features sorted, and one merge-like sweep of the two
+// per combination of the outer features (those that fit in neither half; linear models only),
+// sweeps on several threads. Points whose sum lies within the rounding bounds of an interval's
+// ends are decided one by one in exact arithmetic.
 #include <algorithm>
+#include <atomic>
+#include <bit>
 #include <cmath>
-#include <numeric>
+#include <cstdint>
+#include <tuple>
+#include <utility>
 
 #include "core/error.h"
+#include "core/parallel.h"
 #include "fairness/network_regions.h"
 
 namespace witness {
 namespace {
 
-// Sums kept per half: for a linear model (every region affine) up to 16 MB, one count in place of
-// thousands of regions; inside a network only where a count costs about what a bound does.
-constexpr std::size_t kHalfAtMost = std::size_t{1} << 21;
+// Sums kept per half inside a network: only where a count costs about what a bound does (a linear
+// model, every region affine, keeps o.lattice_half_sums: one count in place of thousands of regions).
 constexpr std::size_t kHalfInNetworks = std::size_t{1} << 12;
 constexpr std::int64_t kExactAtMost = 20000;  // points decided one by one at most
+constexpr std::size_t kCandidates = 8;        // surely unfair points tried as witnesses
+// Combinations of the outer axes at most, each a sweep of both halves (linear models only).
+constexpr double kOuterAtMost = 1 << 10;
 
 // One feature's contributions over its values in the box, in order of value.
 struct Axis {
@@ -29,8 +37,38 @@ struct Axis {
   double error = 0.0;  // |exact - computed| for any entry
 };
 
-// Every sum of one value per axis, with the mixed-radix index of each (axis 0 fastest).
-std::vector<double> all_sums(const std::vector<Axis>& axes) {
+// Every sum of one value per axis with its mixed-radix index (axis 0 fastest), in order of sum.
+struct IndexedSum {
+  double sum;
+  std::size_t index;
+};
+
+// The bits of x as an unsigned integer in the same order as x (negatives reversed below positives).
+std::uint64_t ordered_bits(double x) {
+  const auto bits = std::bit_cast<std::uint64_t>(x);
+  return (bits >> 63U) != 0 ? ~bits : bits | (std::uint64_t{1} << 63U);
+}
+
+// Sorted by sum, least significant 11 bits first: linear in the sums' number, where a comparison
+// sort of millions of them was most of a count's time.
+void radix_sort(std::vector<IndexedSum>& v) {
+  constexpr int kBits = 11;
+  constexpr std::size_t kBuckets = std::size_t{1} << kBits;
+  std::vector<IndexedSum> other(v.size());
+  std::vector<std::size_t> count(kBuckets);
+  for (int shift = 0; shift < 64; shift += kBits) {
+    std::fill(count.begin(), count.end(), 0);
+    for (const IndexedSum& x : v) ++count[(ordered_bits(x.sum) >> static_cast<unsigned>(shift)) & (kBuckets - 1)];
+    if (*std::max_element(count.begin(), count.end()) == v.size()) continue;  // one bucket: already in order
+    std::size_t at = 0;
+    for (std::size_t& c : count) at += std::exchange(c, at);
+    for (const IndexedSum& x : v)
+      other[count[(ordered_bits(x.sum) >> static_cast<unsigned>(shift)) & (kBuckets - 1)]++] = x;
+    v.swap(other);
+  }
+}
+
+std::vector<IndexedSum> sorted_sums(const std::vector<Axis>& axes) {
   std::vector<double> sums{0.0};
   for (const Axis& a : axes) {
     std::vector<double> next;
@@ -39,10 +77,19 @@ std::vector<double> all_sums(const std::vector<Axis>& axes) {
       for (double s : sums) next.push_back(s + v);
     sums = std::move(next);
   }
-  return sums;
+  std::vector<IndexedSum> out(sums.size());
+  for (std::size_t k = 0; k < sums.size(); ++k) out[k] = {sums[k], k};
+  radix_sort(out);
+  return out;
 }
 
-// Raw values of the half's axes at mixed-radix index k (the order of all_sums).
+// A point of the box: its outer axes' rank, first half's mixed-radix index, second half's rank.
+struct LatticePoint {
+  std::size_t outer, a;
+  std::int64_t b_rank;
+};
+
+// Raw values of the half's axes at mixed-radix index k (IndexedSum::index).
 void place(const std::vector<Axis>& axes, std::size_t k, Eigen::VectorXd& raw) {
   std::size_t inner = 1;
   for (const Axis& a : axes) inner *= a.values.size();
@@ -52,6 +99,25 @@ void place(const std::vector<Axis>& axes, std::size_t k, Eigen::VectorXd& raw) {
     raw(it->feature) = it->lo + static_cast<double>(digit);
     k %= inner;
   }
+}
+
+// Where each axis goes, largest first: to the smaller half while it stays within `most` sums, else
+// to the outer axes, whose every combination is one sweep of the two halves.
+std::vector<int> partition(const std::vector<double>& sizes, double most, double& outer) {
+  std::vector<int> where;
+  double size[2] = {1.0, 1.0};
+  outer = 1.0;
+  for (double n : sizes) {
+    const int h = size[0] <= size[1] ? 0 : 1;
+    if (size[h] * n <= most) {
+      size[h] *= n;
+      where.push_back(h);
+    } else {
+      outer *= n;
+      where.push_back(2);
+    }
+  }
+  return where;
 }
 
 }  // namespace
@@ -73,15 +139,16 @@ bool NetworkRegions::lattice_count(SearchRegion& r, const std::vector<NetworkBou
     min_dl = std::min(min_dl, d.lo), max_dl = std::max(max_dl, d.lo);
     min_du = std::min(min_du, d.hi), max_du = std::max(max_du, d.hi);
   }
+  const double most = static_cast<double>(net_.layers.size() == 1 ? o_.lattice_half_sums : kHalfInNetworks);
+  const double outer_most = net_.layers.size() == 1 ? kOuterAtMost : 1.0;
   {  // Too large to meet in the middle: said before any sum is formed (most regions are).
     std::vector<double> spans;
     for (int f = 0; f < schema_.size(); ++f)
       if (!is_protected_[static_cast<std::size_t>(f)] && r.lo(f) < r.hi(f)) spans.push_back(r.hi(f) - r.lo(f) + 1.0);
     std::sort(spans.rbegin(), spans.rend());
-    double part[2] = {1.0, 1.0};
-    for (double n : spans) part[part[0] <= part[1] ? 0 : 1] *= n;
-    const std::size_t most = net_.layers.size() == 1 ? kHalfAtMost : kHalfInNetworks;
-    if (std::max(part[0], part[1]) > static_cast<double>(most)) return false;
+    double outer = 1.0;
+    (void)partition(spans, most, outer);
+    if (outer > outer_most) return false;
   }
   // The reference logit's terms, one axis per feature that varies (others fold into the constant).
   std::vector<LinearTerm> terms;
@@ -113,78 +180,123 @@ bool NetworkRegions::lattice_count(SearchRegion& r, const std::vector<NetworkBou
       constant += a.values[0];  // rounding: in `magnitude` below
     }
   }
-  // Halves of about equal size (largest axes first, each to the smaller half).
+  // Halves of about equal size (largest axes first, each to the smaller half), the rest outer.
   std::sort(axes.begin(), axes.end(), [](const Axis& x, const Axis& y) { return x.values.size() > y.values.size(); });
-  std::vector<Axis> half[2];
-  double size[2] = {1.0, 1.0};
-  for (Axis& a : axes) {
-    const int h = size[0] <= size[1] ? 0 : 1;
-    size[h] *= static_cast<double>(a.values.size());
-    half[h].push_back(std::move(a));
-  }
-  // Every rounding on the way from the exact logit to (constant + a) + b in double.
+  std::vector<double> sizes;
+  for (const Axis& a : axes) sizes.push_back(static_cast<double>(a.values.size()));
+  double outer_size = 1.0;
+  const std::vector<int> where = partition(sizes, most, outer_size);
+  std::vector<Axis> half[3];  // the two halves, and the outer axes
+  for (std::size_t k = 0; k < axes.size(); ++k) half[where[k]].push_back(std::move(axes[k]));
+  // Every rounding on the way from the exact logit to ((constant + outer) + a) + b in double.
   const double t = net_.threshold;
   const double slack = error +
                        4.0 * static_cast<double>(axes.size() + 8) * kUnitRoundoff *
                            (magnitude + std::abs(t) + std::abs(min_dl) + std::abs(max_du)) +
                        kTinyError;
   const double el = b.lower_err, eu = b.upper_err, g = (b.upper_const - b.lower_const) + el + eu;
-  // L = constant + a + b. Every copy at or below t: L <= low; every copy above: L > high; some
-  // above and some below: flip_lo < L <= flip_hi. Ends moved inwards by the rounding bounds.
+  // L = constant + outer + a + b. Every copy at or below t: L <= low; every copy above: L > high;
+  // some above and some below: flip_lo < L <= flip_hi. Ends moved inwards by the rounding bounds.
   const double low = t - max_du - g - slack, high = t - min_dl + el + slack;
   const double flip_lo = t - max_dl + el + slack, flip_hi = t - min_du - g - slack;
-  std::vector<double> sa = all_sums(half[0]), sb = all_sums(half[1]);
-  std::vector<std::size_t> order(sb.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&sb](std::size_t x, std::size_t y) { return sb[x] < sb[y]; });
-  std::vector<double> sorted(sb.size());
-  for (std::size_t k = 0; k < order.size(); ++k) sorted[k] = sb[order[k]];
-  // Indices into `sorted` of the first b with constant + a + b > x.
-  auto above = [&sorted](double x) {
-    return static_cast<std::int64_t>(std::upper_bound(sorted.begin(), sorted.end(), x) - sorted.begin());
+  // Both halves' sums sorted (with their mixed-radix indices): as the first half's sum grows, the
+  // number of second-half sums at or below each end only falls, so one sweep per end counts all.
+  const std::vector<IndexedSum> sa = sorted_sums(half[0]), sb = sorted_sums(half[1]), so = sorted_sums(half[2]);
+  const auto nb_total = static_cast<std::int64_t>(sb.size());
+  // Moves `at` down to the number of second-half sums <= x.
+  auto down_to = [&sb](std::int64_t& at, double x) {
+    while (at > 0 && sb[static_cast<std::size_t>(at - 1)].sum > x) --at;
   };
-  std::int64_t fair = 0, unfair = 0;
-  std::vector<std::pair<std::size_t, std::int64_t>> unsure;  // (index in half 0, rank in sorted)
-  const auto nb_total = static_cast<std::int64_t>(sorted.size());
-  for (std::size_t i = 0; i < sa.size(); ++i) {
-    if ((i & 1023U) == 0 && signals_.stop.load(std::memory_order_relaxed)) throw Interrupted{};
-    const double base = constant + sa[i];
-    const std::int64_t to_low = above(low - base), from_high = above(high - base);
-    fair += to_low + (nb_total - from_high);
-    std::int64_t from_flip = above(flip_lo - base), to_flip = above(flip_hi - base);
-    if (to_flip < from_flip) to_flip = from_flip;  // empty
-    unfair += to_flip - from_flip;
-    // The rest (between low and flip_lo, and between flip_hi and high) is decided point by point.
-    for (auto [s, e] : {std::pair{to_low, std::max(to_low, std::min(from_flip, from_high))},
-                        std::pair{std::max(to_flip, to_low), from_high}}) {
-      if (e <= s) continue;
-      if (static_cast<std::int64_t>(unsure.size()) + (e - s) > kExactAtMost) return false;
-      for (std::int64_t k = s; k < e; ++k) unsure.emplace_back(i, k);
+  // One sweep per combination of the outer axes, on several threads when there are many.
+  struct Sweep {
+    std::int64_t fair = 0, unfair = 0;
+    std::vector<LatticePoint> unsure;  // decided one by one below
+    std::vector<LatticePoint> flips;   // a few surely unfair points, first ones of each sweep
+  };
+  const unsigned threads = so.size() > 1 ? count_threads_ : 1U;
+  std::vector<Sweep> sweeps(std::min<std::size_t>(threads, so.size()));
+  std::atomic<std::int64_t> unsure_points{0};
+  std::atomic<bool> too_many{false};
+  parallel_for(threads, so.size(), [&](std::size_t oi, unsigned worker) {
+    Sweep& w = sweeps[worker];
+    const IndexedSum& o = so[oi];
+    std::int64_t to_low = nb_total, from_high = nb_total, from_flip = nb_total, to_flip = nb_total;
+    const double outer = constant + o.sum;
+    std::size_t flips_here = 0;
+    for (std::size_t i = 0; i < sa.size() && !too_many.load(std::memory_order_relaxed); ++i) {
+      if ((i & 1023U) == 0 && signals_.stop.load(std::memory_order_relaxed)) throw Interrupted{};
+      const IndexedSum& a = sa[i];
+      const double base = outer + a.sum;
+      down_to(to_low, low - base), down_to(from_high, high - base);
+      down_to(from_flip, flip_lo - base), down_to(to_flip, flip_hi - base);
+      w.fair += to_low + (nb_total - from_high);
+      const std::int64_t flip_end = std::max(to_flip, from_flip);  // empty when flip_hi < flip_lo
+      w.unfair += flip_end - from_flip;
+      if (flip_end > from_flip && flips_here < kCandidates) {
+        w.flips.push_back({oi, a.index, from_flip});
+        ++flips_here;
+      }
+      // The rest (between low and flip_lo, and between flip_hi and high) is decided point by point.
+      for (auto [s, e] : {std::pair{to_low, std::max(to_low, std::min(from_flip, from_high))},
+                          std::pair{std::max(flip_end, to_low), from_high}}) {
+        if (e <= s) continue;
+        if (unsure_points.fetch_add(e - s) + (e - s) > kExactAtMost) {
+          too_many = true;
+          break;
+        }
+        for (std::int64_t k = s; k < e; ++k) w.unsure.push_back({oi, a.index, k});
+      }
     }
+  });
+  if (too_many) return false;
+  std::int64_t fair = 0, unfair = 0;
+  std::vector<LatticePoint> unsure, flips;
+  for (Sweep& w : sweeps) {
+    fair += w.fair, unfair += w.unfair;
+    unsure.insert(unsure.end(), w.unsure.begin(), w.unsure.end());
+    flips.insert(flips.end(), w.flips.begin(), w.flips.end());
   }
-  // A box with unfair points and no witness anywhere yet is split on, to find one.
-  if (unfair > 0 && r.known.empty() && signals_.witnesses_found.load(std::memory_order_relaxed) == 0) return false;
+  // The candidates of the first sweeps, whichever thread ran them: the same witness every run.
+  std::sort(flips.begin(), flips.end(), [](const LatticePoint& x, const LatticePoint& y) {
+    return std::tie(x.outer, x.a) < std::tie(y.outer, y.a);
+  });
+  if (flips.size() > kCandidates) flips.resize(kCandidates);
+  Eigen::VectorXd raw = r.lo;
+  auto place_point = [&](const LatticePoint& p) {
+    place(half[2], so[p.outer].index, raw);
+    place(half[0], p.a, raw);
+    place(half[1], sb[static_cast<std::size_t>(p.b_rank)].index, raw);
+  };
+  const int nc = static_cast<int>(combos_.size());
+  // A box with unfair points and no witness anywhere yet: its surely unfair points are candidates
+  // (replayed on the model); if none replays, it is split on, to find one.
+  if (unfair > 0 && r.known.empty() && signals_.witnesses_found.load(std::memory_order_relaxed) == 0) {
+    bool found = false;
+    for (const LatticePoint& f : flips) {
+      place_point(f);
+      for (auto p = r.open.begin(); p != r.open.end() && !found; ++p) found = try_candidate(raw, *p / nc, *p % nc, ev);
+      if (found) break;
+    }
+    if (!found) return false;
+  }
   if (!unsure.empty()) {
-    const int nc = static_cast<int>(combos_.size());
     Eigen::MatrixXd block(schema_.size(), static_cast<Eigen::Index>(unsure.size()));
-    Eigen::VectorXd raw = r.lo;
     for (std::size_t k = 0; k < unsure.size(); ++k) {
-      place(half[0], unsure[k].first, raw);
-      place(half[1], order[static_cast<std::size_t>(unsure[k].second)], raw);
+      place_point(unsure[k]);
       block.col(static_cast<Eigen::Index>(k)) = raw;
     }
     std::vector<std::vector<char>> label(combos_.size(), std::vector<char>(unsure.size(), 0)), ok(label);
     label_block(block, input_errors(r), needed, valid_.over_box(r.lo, r.hi), label, ok, true);
     for (std::size_t u = 0; u < unsure.size(); ++u) {
-      bool flips = false;
+      bool flipped = false;
       for (int p : r.open) {
         const auto pi = static_cast<std::size_t>(p / nc), pj = static_cast<std::size_t>(p % nc);
-        flips = flips || (label[pi][u] == 1 && label[pj][u] == 0 && ok[pi][u] != 0 && ok[pj][u] != 0);
+        flipped = flipped || (label[pi][u] == 1 && label[pj][u] == 0 && ok[pi][u] != 0 && ok[pj][u] != 0);
       }
-      (flips ? unfair : fair) += 1;
+      (flipped ? unfair : fair) += 1;
     }
   }
-  const auto total = static_cast<std::int64_t>(sa.size()) * nb_total;
+  const auto total = static_cast<std::int64_t>(so.size() * sa.size()) * nb_total;
   if (fair + unfair != total || static_cast<long double>(total) != r.measure)
     throw InternalError("lattice count: the kinds of points do not add up to the box");
   // As for whole counts: a small, partly unfair box is enumerated instead (its marginals).

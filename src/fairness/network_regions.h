@@ -14,6 +14,7 @@
 //   // root.closed: decided at once; root.open: the root with its split feature and key
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <utility>
 #include <vector>
@@ -45,6 +46,8 @@ class NetworkRegions final : public RegionEvaluator {
                                                         RegionScratch* scratch) const override;
   [[nodiscard]] std::string unreplayed(long double falsified) const override;
   void record_stats(Env& env, const SearchTally& tally) const override;
+  // Threads one exact count of a large linear region may take (its outer sweeps); default 1.
+  void set_count_threads(unsigned threads) { count_threads_ = std::max(1U, threads); }
 
  private:
   // What evaluating one region found.
@@ -171,6 +174,7 @@ class NetworkRegions final : public RegionEvaluator {
   double point_cost_ = 0.0, bound_cost_ = 0.0;  // multiply-adds of a forward pass, of one bound computation
   SplitRule split_ = SplitRule::Score;          // o_.split with Auto resolved
   bool real_domain_ = false;                    // some non-protected feature is real
+  unsigned count_threads_ = 1;
 };
 
 }  // namespace witness

@@ -126,17 +126,22 @@ features = [
             if (n == raw.cols()) flush();
           }
     flush();
-    CompleteSearchOptions o;
-    o.protected_features = s.protected_indices();
-    o.quantify = true;
-    Env env = test::make_env("60");
-    const FairnessResult r = complete_search(m, s, o, env);
-    EXPECT_TRUE(r.share.exact) << seed << ": " << r.reason;
-    EXPECT_EQ(static_cast<long long>(r.share.points), points);
-    EXPECT_EQ(static_cast<long long>(r.share.falsified_points), unfair) << seed;
-    EXPECT_GT(unfair, 0) << seed;
-    std::cout << "seed " << seed << ": " << unfair << " unfair of " << points << " points, exact in " << r.stats.seconds
-              << " s, " << r.stats.regions << " regions\n";
+    // The whole box in two halves; and halves of 256 sums, the rest (31 x 4 values) swept outer.
+    for (const std::size_t half : {std::size_t{1} << 23, std::size_t{256}}) {
+      CompleteSearchOptions o;
+      o.protected_features = s.protected_indices();
+      o.quantify = true;
+      o.lattice_half_sums = half;
+      Env env = test::make_env("60");
+      const FairnessResult r = complete_search(m, s, o, env);
+      EXPECT_TRUE(r.share.exact) << seed << ": " << r.reason;
+      EXPECT_EQ(static_cast<long long>(r.share.points), points);
+      EXPECT_EQ(static_cast<long long>(r.share.falsified_points), unfair) << seed << ", halves of " << half;
+      EXPECT_GT(unfair, 0) << seed;
+      EXPECT_EQ(r.witnesses.size(), 1U) << seed;  // a surely unfair point of the count, replayed
+      std::cout << "seed " << seed << ", halves of " << half << ": " << unfair << " unfair of " << points
+                << " points, exact in " << r.stats.seconds << " s, " << r.stats.regions << " regions\n";
+    }
   }
 }
 
