@@ -11,6 +11,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <numeric>
 #include <tuple>
 #include <utility>
 
@@ -182,8 +183,8 @@ bool NetworkRegions::lattice_count(SearchRegion& r, const std::vector<NetworkBou
   }
   // Halves of about equal size (largest axes first, each to the smaller half), the rest outer.
   std::sort(axes.begin(), axes.end(), [](const Axis& x, const Axis& y) { return x.values.size() > y.values.size(); });
-  std::vector<double> sizes;
-  for (const Axis& a : axes) sizes.push_back(static_cast<double>(a.values.size()));
+  std::vector<double> sizes(axes.size());
+  for (std::size_t k = 0; k < axes.size(); ++k) sizes[k] = static_cast<double>(axes[k].values.size());
   double outer_size = 1.0;
   const std::vector<int> where = partition(sizes, most, outer_size);
   std::vector<Axis> half[3];  // the two halves, and the outer axes
@@ -212,29 +213,46 @@ bool NetworkRegions::lattice_count(SearchRegion& r, const std::vector<NetworkBou
     std::int64_t fair = 0, unfair = 0;
     std::vector<LatticePoint> unsure;  // decided one by one below
     std::vector<LatticePoint> flips;   // a few surely unfair points, first ones of each sweep
+    // Surely unfair points per first-half sum (by position in sa), and per second-half rank as a
+    // difference array: the marginals of the count (for whom), sized at the first unfair point.
+    std::vector<std::int64_t> by_a, b_diff;
   };
   const unsigned threads = so.size() > 1 ? count_threads_ : 1U;
   std::vector<Sweep> sweeps(std::min<std::size_t>(threads, so.size()));
   std::atomic<std::int64_t> unsure_points{0};
   std::atomic<bool> too_many{false};
+  std::vector<std::int64_t> by_outer(so.size(), 0);  // each entry written by the one sweep of it
   parallel_for(threads, so.size(), [&](std::size_t oi, unsigned worker) {
     Sweep& w = sweeps[worker];
     const IndexedSum& o = so[oi];
     std::int64_t to_low = nb_total, from_high = nb_total, from_flip = nb_total, to_flip = nb_total;
     const double outer = constant + o.sum;
     std::size_t flips_here = 0;
+    // Locals, not w's members: the stores through by_a could alias them and keep them in memory.
+    std::int64_t fair_here = 0, unfair_here = 0;
+    std::int64_t* by_a = w.by_a.empty() ? nullptr : w.by_a.data();
+    std::int64_t* b_diff = w.b_diff.empty() ? nullptr : w.b_diff.data();
     for (std::size_t i = 0; i < sa.size() && !too_many.load(std::memory_order_relaxed); ++i) {
       if ((i & 1023U) == 0 && signals_.stop.load(std::memory_order_relaxed)) throw Interrupted{};
       const IndexedSum& a = sa[i];
       const double base = outer + a.sum;
       down_to(to_low, low - base), down_to(from_high, high - base);
       down_to(from_flip, flip_lo - base), down_to(to_flip, flip_hi - base);
-      w.fair += to_low + (nb_total - from_high);
+      fair_here += to_low + (nb_total - from_high);
       const std::int64_t flip_end = std::max(to_flip, from_flip);  // empty when flip_hi < flip_lo
-      w.unfair += flip_end - from_flip;
-      if (flip_end > from_flip && flips_here < kCandidates) {
-        w.flips.push_back({oi, a.index, from_flip});
-        ++flips_here;
+      if (flip_end > from_flip) {
+        if (by_a == nullptr) {
+          w.by_a.assign(sa.size(), 0), w.b_diff.assign(sb.size() + 1, 0);
+          by_a = w.by_a.data(), b_diff = w.b_diff.data();
+        }
+        unfair_here += flip_end - from_flip;
+        by_a[i] += flip_end - from_flip;
+        ++b_diff[from_flip];
+        --b_diff[flip_end];
+        if (flips_here < kCandidates) {
+          w.flips.push_back({oi, a.index, from_flip});
+          ++flips_here;
+        }
       }
       // The rest (between low and flip_lo, and between flip_hi and high) is decided point by point.
       for (auto [s, e] : {std::pair{to_low, std::max(to_low, std::min(from_flip, from_high))},
@@ -247,6 +265,8 @@ bool NetworkRegions::lattice_count(SearchRegion& r, const std::vector<NetworkBou
         for (std::int64_t k = s; k < e; ++k) w.unsure.push_back({oi, a.index, k});
       }
     }
+    w.fair += fair_here, w.unfair += unfair_here;
+    by_outer[oi] = unfair_here;
   });
   if (too_many) return false;
   std::int64_t fair = 0, unfair = 0;
@@ -261,6 +281,28 @@ bool NetworkRegions::lattice_count(SearchRegion& r, const std::vector<NetworkBou
     return std::tie(x.outer, x.a) < std::tie(y.outer, y.a);
   });
   if (flips.size() > kCandidates) flips.resize(kCandidates);
+  // The surely unfair points per value of each varying feature (the unsure ones are added below).
+  std::vector<std::vector<long double>> by_value(static_cast<std::size_t>(schema_.size()));
+  for (const std::vector<Axis>& part : half)
+    for (const Axis& ax : part) by_value[static_cast<std::size_t>(ax.feature)].assign(ax.values.size(), 0.0L);
+  auto spread = [&by_value](const std::vector<Axis>& part, std::size_t index, std::int64_t count) {
+    for (const Axis& ax : part) {  // mixed radix, axis 0 fastest
+      by_value[static_cast<std::size_t>(ax.feature)][index % ax.values.size()] += static_cast<long double>(count);
+      index /= ax.values.size();
+    }
+  };
+  for (std::size_t oi = 0; oi < so.size(); ++oi)
+    if (by_outer[oi] > 0) spread(half[2], so[oi].index, by_outer[oi]);
+  std::vector<std::int64_t> per_rank(sb.size() + 1, 0);
+  for (const Sweep& w : sweeps) {
+    if (w.by_a.empty()) continue;
+    for (std::size_t i = 0; i < sa.size(); ++i)
+      if (w.by_a[i] > 0) spread(half[0], sa[i].index, w.by_a[i]);
+    for (std::size_t k = 0; k < per_rank.size(); ++k) per_rank[k] += w.b_diff[k];
+  }
+  std::int64_t running = 0;
+  for (std::size_t k = 0; k < sb.size(); ++k)
+    if ((running += per_rank[k]) > 0) spread(half[1], sb[k].index, running);
   Eigen::VectorXd raw = r.lo;
   auto place_point = [&](const LatticePoint& p) {
     place(half[2], so[p.outer].index, raw);
@@ -294,6 +336,11 @@ bool NetworkRegions::lattice_count(SearchRegion& r, const std::vector<NetworkBou
         flipped = flipped || (label[pi][u] == 1 && label[pj][u] == 0 && ok[pi][u] != 0 && ok[pj][u] != 0);
       }
       (flipped ? unfair : fair) += 1;
+      if (flipped)
+        for (const std::vector<Axis>& part : half)
+          for (const Axis& ax : part)
+            by_value[static_cast<std::size_t>(ax.feature)]
+                    [static_cast<std::size_t>(block(ax.feature, static_cast<Eigen::Index>(u)) - ax.lo)] += 1.0L;
     }
   }
   const auto total = static_cast<std::int64_t>(so.size() * sa.size()) * nb_total;
@@ -305,6 +352,16 @@ bool NetworkRegions::lattice_count(SearchRegion& r, const std::vector<NetworkBou
   ev.certified = static_cast<long double>(fair);
   ev.falsified = static_cast<long double>(unfair);
   ev.all_falsified = unfair == total;
+  if (unfair > 0 && unfair < total) {
+    for (int f = 0; f < schema_.size(); ++f) {
+      std::vector<long double>& v = by_value[static_cast<std::size_t>(f)];
+      if (is_protected_[static_cast<std::size_t>(f)]) continue;
+      if (v.empty()) v.assign(1, static_cast<long double>(unfair));  // one value in this box
+      if (std::accumulate(v.begin(), v.end(), 0.0L) != static_cast<long double>(unfair))
+        throw InternalError("lattice count: the unfair points per value do not add up");
+    }
+    ev.unfair_by_value = std::move(by_value);
+  }
   ++ev.counters.counted;
   return true;
 }

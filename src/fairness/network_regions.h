@@ -59,7 +59,8 @@ class NetworkRegions final : public RegionEvaluator {
     bool all_falsified = false;
     std::vector<WitnessPair> witnesses;
     SearchCounters counters;
-    std::vector<Eigen::VectorXd> unfair_points;  // enumerated: each falsified point, when few
+    std::vector<Eigen::VectorXd> unfair_points;             // enumerated: each falsified point, when few
+    std::vector<std::vector<long double>> unfair_by_value;  // lattice counts: ClosedRegion's
   };
 
   // Bounds of z_i - z_j over a region, each unordered pair computed once (z_j - z_i is the negation).

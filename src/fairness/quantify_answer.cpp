@@ -123,6 +123,28 @@ void QuantifyAnswer::add_falsified(const Eigen::VectorXd& lo, const Eigen::Vecto
   add_marginal(lo, hi, falsified);
 }
 
+void QuantifyAnswer::add_falsified_by_value(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi, long double measure,
+                                            long double falsified,
+                                            const std::vector<std::vector<long double>>& by_value) {
+  add_report(lo, hi, measure, falsified, 0.0L, false);
+  for (std::size_t m = 0; m < marginals_.size(); ++m) {
+    const FeatureMarginal& fm = marginals_[m];
+    const auto f = static_cast<std::size_t>(fm.feature);
+    if (f >= by_value.size() || by_value[f].empty()) {  // not known per value: spread evenly
+      for (std::size_t b = 0; b < fm.lo.size(); ++b)
+        mass_[m][b] +=
+            falsified * overlap(schema_.feature(fm.feature), fm.lo[b], fm.hi[b], lo(fm.feature), hi(fm.feature));
+      continue;
+    }
+    std::size_t b = 0;
+    for (std::size_t k = 0; k < by_value[f].size(); ++k) {
+      const double v = lo(fm.feature) + static_cast<double>(k);
+      while (b + 1 < fm.lo.size() && v > fm.hi[b]) ++b;
+      if (v >= fm.lo[b] && v <= fm.hi[b]) mass_[m][b] += by_value[f][k];
+    }
+  }
+}
+
 void QuantifyAnswer::add_marginal(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi, long double mass) {
   if (mass <= 0.0L) return;
   for (std::size_t m = 0; m < marginals_.size(); ++m) {

@@ -34,6 +34,10 @@ class QuantifyAnswer {
   // A box for the report only (open boxes at the end: their undecided measure too).
   void add_report(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi, long double measure, long double falsified,
                   long double undecided, bool all);
+  // A closed box whose falsified points are known per feature value (by_value[f][k]: at
+  // lo(f) + k): the report, and those counts for the marginals.
+  void add_falsified_by_value(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi, long double measure,
+                              long double falsified, const std::vector<std::vector<long double>>& by_value);
   // Falsified mass spread evenly over the box, for the marginals only.
   void add_marginal(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi, long double mass);
   // The marginals, each bin's falsified mass over `total_falsified`.

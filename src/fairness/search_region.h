@@ -46,6 +46,9 @@ struct ClosedRegion {
   bool all_falsified = false;                  // every point of it
   bool inexact = false;                        // certified without knowing how many of its points are people
   std::vector<Eigen::VectorXd> unfair_points;  // enumerated: each falsified point, when few
+  // Counted exactly: per feature, the falsified points at each value lo(f), lo(f) + 1, ..., hi(f)
+  // (empty when not known; the protected features' entries are empty).
+  std::vector<std::vector<long double>> unfair_by_value;
 };
 
 struct SearchCounters {

@@ -105,8 +105,15 @@ class TreeRegions final : public RegionEvaluator {
       out.stuck = o.children.empty();
       out.open = std::move(o.children);
     } else {
-      out.closed.push_back(ClosedRegion{std::move(b.lo), std::move(b.hi), b.measure, o.certified, o.falsified, o.all,
-                                        o.inexact, std::move(o.unfair_points)});
+      out.closed.push_back(ClosedRegion{std::move(b.lo),
+                                        std::move(b.hi),
+                                        b.measure,
+                                        o.certified,
+                                        o.falsified,
+                                        o.all,
+                                        o.inexact,
+                                        std::move(o.unfair_points),
+                                        {}});
     }
     return out;
   }

@@ -76,7 +76,8 @@ void expect_exact(const Tiny& t, const CompleteSearchOptions& o, unsigned thread
 }
 
 // A linear model (a logistic regression's logit) on 1.3 million integer points: the engine's count
-// is exact and equals brute force (met in the middle, ties decided in exact arithmetic).
+// is exact and equals brute force (met in the middle, ties decided in exact arithmetic), and so do
+// its marginals (the unfair points per value of each feature: for whom).
 TEST(Quantify, LinearModelOnAMillionPointDomainIsCountedExactly) {
   const Schema s = parse_schema(R"(
 name = "linear"
@@ -105,6 +106,10 @@ features = [
     }
     // Brute force, a million points at a time: unfair where the two values of p disagree.
     long long unfair = 0, points = 0;
+    std::vector<std::vector<long long>> by_value(4);  // per feature a, b, c, k: unfair points at min + v
+    for (int f = 0; f < 4; ++f)
+      by_value[static_cast<std::size_t>(f)].assign(static_cast<std::size_t>(s.feature(f).max - s.feature(f).min + 1.0),
+                                                   0);
     const int p = s.feature_index("p");
     Eigen::MatrixXd raw(s.size(), 1 << 20);
     Eigen::Index n = 0;
@@ -113,8 +118,12 @@ features = [
       r0.row(p).setZero();
       r1.row(p).setOnes();
       const Evaluation e0 = evaluate(m, s.to_model_columns(r0)), e1 = evaluate(m, s.to_model_columns(r1));
-      for (Eigen::Index j = 0; j < n; ++j)
-        unfair += e0.labels[static_cast<std::size_t>(j)] != e1.labels[static_cast<std::size_t>(j)];
+      for (Eigen::Index j = 0; j < n; ++j) {
+        if (e0.labels[static_cast<std::size_t>(j)] == e1.labels[static_cast<std::size_t>(j)]) continue;
+        ++unfair;
+        for (int f = 0; f < 4; ++f)
+          ++by_value[static_cast<std::size_t>(f)][static_cast<std::size_t>(r0(f, j) - s.feature(f).min)];
+      }
       points += n;
       n = 0;
     };
@@ -139,6 +148,16 @@ features = [
       EXPECT_EQ(static_cast<long long>(r.share.falsified_points), unfair) << seed << ", halves of " << half;
       EXPECT_GT(unfair, 0) << seed;
       EXPECT_EQ(r.witnesses.size(), 1U) << seed;  // a surely unfair point of the count, replayed
+      ASSERT_EQ(r.marginals.size(), 4U);
+      for (const FeatureMarginal& fm : r.marginals)
+        for (std::size_t bin = 0; bin < fm.lo.size(); ++bin) {
+          long long count = 0;
+          for (auto v = static_cast<long long>(fm.lo[bin]); v <= static_cast<long long>(fm.hi[bin]); ++v)
+            count += by_value[static_cast<std::size_t>(fm.feature)]
+                             [static_cast<std::size_t>(v - static_cast<long long>(s.feature(fm.feature).min))];
+          EXPECT_NEAR(fm.falsified[bin], static_cast<double>(count) / static_cast<double>(unfair), 1e-12)
+              << seed << ", halves of " << half << ", feature " << fm.feature << " bin " << bin;
+        }
       std::cout << "seed " << seed << ", halves of " << half << ": " << unfair << " unfair of " << points
                 << " points, exact in " << r.stats.seconds << " s, " << r.stats.regions << " regions\n";
     }
