@@ -121,15 +121,28 @@ void expect_covers(const Coverage& c, const Frontier& f, double truth) {
   EXPECT_LT(c.width / c.runs, static_cast<double>(f.mass.undecided / f.mass.valid)) << "truth " << truth;
 }
 
-TEST(ShareEstimate, IntervalHoldsTheTrueShareAtLeastAtItsConfidence) {
-  const test::Tiny t = test::medium_tiny(5);
+CompleteSearchOptions quantify_options(const test::Tiny& t) {
   CompleteSearchOptions o;
   o.protected_features = t.prot;
   o.quantify = true;
-  SearchSignals signals(o.max_witnesses);
-  const NetworkRegions regions(t.model, t.schema, o, *relu_network_of(t.model, nullptr), signals);
-  const auto truth =
+  return o;
+}
+
+// A 161,000-point network, its regions, and the true share of its unfair points.
+struct CountedNetwork {
+  test::Tiny t = test::medium_tiny(5);
+  CompleteSearchOptions o = quantify_options(t);
+  SearchSignals signals{o.max_witnesses};
+  NetworkRegions regions{t.model, t.schema, o, *relu_network_of(t.model, nullptr), signals};
+  double truth =
       static_cast<double>(unfair_points_one_by_one(t, regions)) / static_cast<double>(regions.domain_points());
+};
+
+TEST(ShareEstimate, IntervalHoldsTheTrueShareAtLeastAtItsConfidence) {
+  const CountedNetwork counted;
+  const test::Tiny& t = counted.t;
+  const NetworkRegions& regions = counted.regions;
+  const double truth = counted.truth;
   const Frontier f = frontier_of(regions, 6);
   ASSERT_FALSE(f.open.empty());
   ASSERT_GT(f.mass.undecided, 0.0L);
@@ -150,14 +163,10 @@ TEST(ShareEstimate, IntervalHoldsTheTrueShareAtLeastAtItsConfidence) {
 // as it goes (a small cap); the other half sampled at the end: the two strata's interval still
 // covers at its stated rate.
 TEST(ShareEstimate, IntervalWithEvictedRegionsHoldsTheTrueShare) {
-  const test::Tiny t = test::medium_tiny(5);
-  CompleteSearchOptions o;
-  o.protected_features = t.prot;
-  o.quantify = true;
-  SearchSignals signals(o.max_witnesses);
-  const NetworkRegions regions(t.model, t.schema, o, *relu_network_of(t.model, nullptr), signals);
-  const auto truth =
-      static_cast<double>(unfair_points_one_by_one(t, regions)) / static_cast<double>(regions.domain_points());
+  const CountedNetwork counted;
+  const test::Tiny& t = counted.t;
+  const NetworkRegions& regions = counted.regions;
+  const double truth = counted.truth;
   const Frontier f = frontier_of(regions, 60);
   ASSERT_GE(f.open.size(), 12U);
   std::vector<SearchRegion> open, evicted;
