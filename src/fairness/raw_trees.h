@@ -62,6 +62,25 @@ class RawTrees {
   [[nodiscard]] const std::vector<bool>& read_features() const { return read_; }
   [[nodiscard]] std::size_t split_count() const { return splits_.size(); }
 
+  // One score (a binary classifier's): what counting a box by cells needs (TreeCellCount).
+  [[nodiscard]] bool single_score() const { return n_targets_ == 1; }
+  [[nodiscard]] std::size_t tree_count() const { return trees_.size(); }
+  // Tree t inside the box (raw_trees_cells.cpp): the features its reachable undecided splits
+  // test (none: one leaf, whose weight is `leaf`), and per feature the values v after which the
+  // truth of such a split may change (cells (.., v] and (v, ..); integer features only).
+  struct TreeInBox {
+    double leaf = 0.0;
+    std::vector<int> features;
+  };
+  [[nodiscard]] TreeInBox in_box(std::size_t t, const Eigen::VectorXd& lo, const Eigen::VectorXd& hi,
+                                 std::vector<std::vector<double>>& breaks) const;
+  // The weight of the leaf tree t sends the raw point to (one score).
+  [[nodiscard]] double tree_value(std::size_t t, const Eigen::VectorXd& point) const;
+  // The label of every sum of the trees' weights in [lo, hi] (before averaging and base values),
+  // -1 when it is not one; and a bound on the largest such sum's magnitude.
+  [[nodiscard]] int label_of_sums(double lo, double hi) const;
+  [[nodiscard]] double largest_sum() const;
+
   // A test of one raw feature: true iff (v <= cut) == below, or v's code is in the set.
   struct Split {
     int feature = -1;  // -1: the same for every input (`constant`)

@@ -12,6 +12,7 @@
 #include "fairness/raw_trees.h"
 #include "fairness/region_scheduler.h"
 #include "fairness/search_tally.h"
+#include "fairness/tree_cell_count.h"
 #include "fairness/valid_combinations.h"
 #include "model/evaluator.h"
 
@@ -363,6 +364,7 @@ class TreeRegions final : public RegionEvaluator {
     if (!unknown && !flips_where_valid) return certified();
     // A point in the middle may already be a witness (the first one sooner than by splitting).
     if (wants_witnesses()) probe_centre(b, truth, out, ev);
+    if (o_.quantify && unknown && discrete && counted_by_cells(b, truth, out)) return out;
     if (!unknown) {  // flips only where both people exist: split on the constraints to decide it
       const int f = constraint_split(b);
       if (f >= 0) {
@@ -395,6 +397,34 @@ class TreeRegions final : public RegionEvaluator {
     }
     halve(b, widest, out);
     return out;
+  }
+
+  // Quantifying: the box counted exactly by cells where every combination is valid at all its
+  // points or none (the counts are over the box's points). Not while no witness is known: the
+  // search splits on to find one.
+  bool counted_by_cells(const SearchRegion& b, const std::vector<Truth>& truth, Outcome& out) const {
+    std::vector<Eigen::VectorXd> lo, hi;
+    for (std::size_t k = 0; k < copies_.size(); ++k) {
+      bool always = false;
+      for (std::size_t c = 0; c < combos_.size(); ++c) {
+        if (copy_of_[c] != static_cast<int>(k)) continue;
+        if (truth[c] == Truth::Maybe) return false;
+        always = always || truth[c] == Truth::Always;
+      }
+      if (!always) continue;
+      lo.push_back(b.lo);
+      hi.push_back(b.hi);
+      set_combo(lo.back(), hi.back(), static_cast<std::size_t>(copies_[k]));
+    }
+    const std::optional<CellCounts> c = cells_.count(lo, hi);
+    if (!c) return false;
+    if (c->unfair > 0.0L && out.witnesses.empty() && signals_.witnesses_found.load(std::memory_order_relaxed) == 0)
+      return false;
+    out.kind = Outcome::Kind::Mixed;
+    out.certified = c->fair;
+    out.falsified = c->unfair;
+    out.all = c->unfair == b.measure;
+    return true;
   }
 
   [[nodiscard]] Eigen::VectorXd centre(const SearchRegion& b) const {
@@ -432,6 +462,7 @@ class TreeRegions final : public RegionEvaluator {
   ValidCombinations valid_;
   std::vector<int> copies_;   // per copy, one combination it stands for
   std::vector<int> copy_of_;  // per combination, its copy
+  TreeCellCount cells_{trees_, schema_};
   bool real_domain_ = false;
 };
 

@@ -412,7 +412,8 @@ inline void expect_first_answer(const Tiny& t, const Truth& truth, const Fairnes
 // A random tree of the given depth over the model inputs, thresholds inside each input's range
 // (halfway between two values, or on one, so both Leq and Lt matter), dyadic leaf weights.
 inline TreeEnsemble::Tree random_tree(std::mt19937& rng, int depth, const std::vector<double>& lo,
-                                      const std::vector<double>& hi, int targets, bool sets) {
+                                      const std::vector<double>& hi, int targets, bool sets,
+                                      double offset = 1.0 / 1024.0) {
   TreeEnsemble::Tree t;
   std::uniform_int_distribution<int> input(0, static_cast<int>(lo.size()) - 1);
   std::uniform_int_distribution<int> weight(-8, 8);
@@ -423,8 +424,7 @@ inline TreeEnsemble::Tree random_tree(std::mt19937& rng, int depth, const std::v
     const auto [id, d] = todo.back();
     todo.pop_back();
     if (d == depth || coin(rng) == 0) {
-      for (int k = 0; k < targets; ++k)
-        t.leaves.push_back({id, k, static_cast<double>(weight(rng)) / 8.0 + 1.0 / 1024.0});
+      for (int k = 0; k < targets; ++k) t.leaves.push_back({id, k, static_cast<double>(weight(rng)) / 8.0 + offset});
       continue;
     }
     TreeEnsemble::Node& n = t.nodes[static_cast<std::size_t>(id)];
@@ -449,7 +449,8 @@ inline TreeEnsemble::Tree random_tree(std::mt19937& rng, int depth, const std::v
   return t;
 }
 
-inline Tiny random_forest(const std::string& toml, std::uint64_t seed, bool argmax, bool scaled) {
+// `ties`: leaf weights in eighths and no base value, so that many sums equal the threshold exactly.
+inline Tiny random_forest(const std::string& toml, std::uint64_t seed, bool argmax, bool scaled, bool ties = false) {
   Tiny t;
   t.schema = parse_schema(toml, "tiny_trees.toml");
   t.prot = t.schema.protected_indices();
@@ -477,8 +478,9 @@ inline Tiny random_forest(const std::string& toml, std::uint64_t seed, bool argm
   te->binary_single_score = pair;
   te->binary_total = 1.0;
   te->aggregate = argmax ? TreeEnsemble::Aggregate::Average : TreeEnsemble::Aggregate::Sum;
-  te->base_values.assign(static_cast<std::size_t>(te->n_targets), 1.0 / 512.0);
-  for (int k = 0; k < 6; ++k) te->trees.push_back(random_tree(rng, 3, lo, hi, te->n_targets, !scaled));
+  te->base_values.assign(static_cast<std::size_t>(te->n_targets), ties ? 0.0 : 1.0 / 512.0);
+  for (int k = 0; k < 6; ++k)
+    te->trees.push_back(random_tree(rng, 3, lo, hi, te->n_targets, !scaled, ties ? 0.0 : 1.0 / 1024.0));
   const int trees = b.tree_ensemble(in, te);
   if (argmax) {
     t.model = b.finish(b.unary(OpKind::Softmax, trees), DecisionRule::argmax_of(trees));

@@ -79,5 +79,13 @@ TEST(TreeSearch, ExactCountsEqualBruteForce) {
   EXPECT_GT(fair, 3);
 }
 
+// Sums that equal the threshold exactly (leaf weights in eighths): the cell counts refuse such boxes
+// and the engine settles them point by point, still exact.
+TEST(TreeSearch, ExactCountsWithSumsAtTheThreshold) {
+  for (std::uint64_t seed = 1; seed <= 4; ++seed)
+    for (const char* s : {test::kBoolLast, test::kTwoProtected, kWide})
+      expect_exact(test::random_forest(s, seed, false, seed % 2 == 0, true), 1);
+}
+
 }  // namespace
 }  // namespace witness

@@ -1,0 +1,121 @@
+// TreeCellCount against brute force: random forests and boosted ensembles (threshold and one-score
+// argmax rules, a scaler inside the model, one and two protected features) on small domains, whole
+// boxes and random sub-boxes, every protected combination a copy; sums that tie with the threshold
+// are refused, never miscounted.
+#include "fairness/tree_cell_count.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+#include "fairness/falsify.h"
+#include "tiny_networks.h"
+
+namespace witness {
+namespace {
+
+using test::Tiny;
+
+// A wide normalised integer feature: cells of many points each.
+constexpr const char* kWideCells = R"(
+name = "wide_cells"
+protected = ["p"]
+features = [
+  { name = "a", kind = "integer", min = -500, max = 700, mean = 40, std = 90 },
+  { name = "p", kind = "boolean" },
+  { name = "b", kind = "integer", min = 0, max = 40 },
+]
+)";
+
+struct Tally {
+  int counted = 0, refused = 0;
+};
+
+// Brute force over the box: the non-protected points whose labels agree, and those where they differ.
+CellCounts brute_force(const Tiny& t, const std::map<std::vector<double>, bool>& points, const Eigen::VectorXd& lo,
+                       const Eigen::VectorXd& hi) {
+  CellCounts out;
+  const std::vector<bool> is_protected = t.schema.feature_mask(t.prot);
+  for (const auto& [key, unfair] : points) {
+    bool inside = true;
+    for (int f = 0; f < t.schema.size() && inside; ++f) {
+      const double v = key[static_cast<std::size_t>(f)];
+      inside = is_protected[static_cast<std::size_t>(f)] || (v >= lo(f) && v <= hi(f));
+    }
+    if (inside) (unfair ? out.unfair : out.fair) += 1.0L;
+  }
+  return out;
+}
+
+void expect_brute_force_counts(const Tiny& t, std::uint64_t seed, Tally& tally) {
+  SCOPED_TRACE(t.name);
+  std::string why;
+  const std::optional<RawTrees> trees = RawTrees::compile(t.model, t.schema, &why);
+  ASSERT_TRUE(trees) << why;
+  const TreeCellCount cells(*trees, t.schema);
+  const std::vector<Eigen::VectorXd> combos = protected_combinations(t.schema, t.prot);
+  const std::map<std::vector<double>, bool> points = test::unfair_points(t);
+  std::mt19937 rng(static_cast<unsigned>(seed));
+  for (int round = 0; round < 6; ++round) {
+    Eigen::VectorXd lo(t.schema.size()), hi(t.schema.size());
+    for (int f = 0; f < t.schema.size(); ++f) {
+      const Feature& feat = t.schema.feature(f);
+      lo(f) = feat.min, hi(f) = feat.max;
+      if (round == 0) continue;  // the whole domain first, then sub-boxes
+      std::uniform_int_distribution<int> at(static_cast<int>(feat.min), static_cast<int>(feat.max));
+      const int a = at(rng), b = at(rng);
+      lo(f) = std::min(a, b), hi(f) = std::max(a, b);
+    }
+    std::vector<Eigen::VectorXd> copy_lo, copy_hi;
+    for (const Eigen::VectorXd& c : combos) {
+      copy_lo.push_back(lo), copy_hi.push_back(hi);
+      for (std::size_t k = 0; k < t.prot.size(); ++k)
+        copy_lo.back()(t.prot[k]) = copy_hi.back()(t.prot[k]) = c(static_cast<Eigen::Index>(k));
+    }
+    const std::optional<CellCounts> c = cells.count(copy_lo, copy_hi);
+    if (!c) {
+      ++tally.refused;
+      continue;
+    }
+    ++tally.counted;
+    const CellCounts truth = brute_force(t, points, lo, hi);
+    EXPECT_EQ(static_cast<double>(c->fair), static_cast<double>(truth.fair)) << "round " << round;
+    EXPECT_EQ(static_cast<double>(c->unfair), static_cast<double>(truth.unfair)) << "round " << round;
+  }
+}
+
+TEST(TreeCellCount, CountsEqualBruteForce) {
+  const char* schemas[] = {test::kBoolLast, test::kCategoricalMiddle, test::kOneHotFirst, test::kTwoProtected,
+                           kWideCells};
+  Tally tally;
+  for (std::uint64_t seed = 1; seed <= 6; ++seed)
+    for (const char* s : schemas)
+      for (bool scaled : {false, true}) {
+        expect_brute_force_counts(test::random_forest(s, seed, false, scaled), seed, tally);
+        // Odd seeds with argmax: one score for a binary classifier (outputs [1 - s, s]).
+        if (seed % 2 == 1) expect_brute_force_counts(test::random_forest(s, seed, true, scaled), seed, tally);
+      }
+  EXPECT_GT(tally.counted, 200);  // the counts ran, not only refusals
+}
+
+TEST(TreeCellCount, SumsAtTheThresholdAreRefusedNotMiscounted) {
+  Tally tally;
+  for (std::uint64_t seed = 1; seed <= 8; ++seed)
+    for (const char* s : {test::kBoolLast, kWideCells})
+      expect_brute_force_counts(test::random_forest(s, seed, false, false, true), seed, tally);
+  EXPECT_GT(tally.refused, 0);
+  EXPECT_GT(tally.counted, 0);
+}
+
+TEST(TreeCellCount, RefusesSeveralScores) {
+  const Tiny t = test::random_forest(test::kBoolLast, 2, true, false);  // argmax over three targets
+  std::string why;
+  const std::optional<RawTrees> trees = RawTrees::compile(t.model, t.schema, &why);
+  ASSERT_TRUE(trees) << why;
+  Eigen::VectorXd lo = Eigen::VectorXd::Zero(t.schema.size()), hi = lo;
+  EXPECT_FALSE(TreeCellCount(*trees, t.schema).count({lo, lo}, {hi, hi}));
+}
+
+}  // namespace
+}  // namespace witness
