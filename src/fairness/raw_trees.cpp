@@ -418,6 +418,7 @@ BoxScores RawTrees::scores(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi)
     }
     if (first_open < 0) continue;
     out.leaves_only = false;
+    ++out.open_trees;
     if (spread <= out.cut_weight && out.cut_feature >= 0) continue;
     const Split& s = splits_[static_cast<std::size_t>(first_open)];
     out.cut_weight = spread;

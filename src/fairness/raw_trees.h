@@ -30,6 +30,7 @@ namespace witness {
 struct BoxScores {
   std::vector<double> lo, hi;
   bool leaves_only = true;
+  int open_trees = 0;       // trees that reach more than one leaf in the box
   int cut_feature = -1;     // raw feature of the chosen undecided split (-1: none)
   double cut = 0.0;         // split the box into (feature <= cut) and (feature > cut)
   double cut_weight = 0.0;  // the spread of the tree it settles (largest wins)
