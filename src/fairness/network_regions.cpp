@@ -117,9 +117,16 @@ void NetworkRegions::evaluate_into(SearchRegion r, RegionOutcome& out, bool fine
     out.open.push_back(std::move(r));
     return;
   }
-  out.closed.push_back(ClosedRegion{std::move(r.lo), std::move(r.hi), r.measure, ev.certified, ev.falsified,
-                                    ev.all_falsified, ev.inexact, std::move(ev.unfair_points),
-                                    std::move(ev.unfair_by_value)});
+  out.closed.push_back(ClosedRegion{std::move(r.lo),
+                                    std::move(r.hi),
+                                    r.measure,
+                                    ev.certified,
+                                    ev.falsified,
+                                    ev.all_falsified,
+                                    ev.inexact,
+                                    std::move(ev.unfair_points),
+                                    std::move(ev.unfair_by_value),
+                                    {}});
 }
 
 std::string NetworkRegions::unreplayed(long double falsified) const {

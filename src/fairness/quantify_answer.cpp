@@ -125,7 +125,8 @@ void QuantifyAnswer::add_falsified(const Eigen::VectorXd& lo, const Eigen::Vecto
 
 void QuantifyAnswer::add_falsified_by_value(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi, long double measure,
                                             long double falsified,
-                                            const std::vector<std::vector<long double>>& by_value) {
+                                            const std::vector<std::vector<long double>>& by_value,
+                                            const std::vector<std::vector<double>>& run_ends) {
   add_report(lo, hi, measure, falsified, 0.0L, false);
   for (std::size_t m = 0; m < marginals_.size(); ++m) {
     const FeatureMarginal& fm = marginals_[m];
@@ -134,6 +135,16 @@ void QuantifyAnswer::add_falsified_by_value(const Eigen::VectorXd& lo, const Eig
       for (std::size_t b = 0; b < fm.lo.size(); ++b)
         mass_[m][b] +=
             falsified * overlap(schema_.feature(fm.feature), fm.lo[b], fm.hi[b], lo(fm.feature), hi(fm.feature));
+      continue;
+    }
+    if (f < run_ends.size() && !run_ends[f].empty()) {  // runs of values, spread evenly over each
+      double start = lo(fm.feature);
+      for (std::size_t k = 0; k < by_value[f].size() && k < run_ends[f].size(); ++k) {
+        const double end = run_ends[f][k];
+        for (std::size_t b = 0; b < fm.lo.size(); ++b)
+          mass_[m][b] += by_value[f][k] * overlap(schema_.feature(fm.feature), fm.lo[b], fm.hi[b], start, end);
+        start = end + 1.0;
+      }
       continue;
     }
     std::size_t b = 0;

@@ -35,9 +35,11 @@ class QuantifyAnswer {
   void add_report(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi, long double measure, long double falsified,
                   long double undecided, bool all);
   // A closed box whose falsified points are known per feature value (by_value[f][k]: at
-  // lo(f) + k): the report, and those counts for the marginals.
+  // lo(f) + k; or, where run_ends[f] is not empty, over the run of values up to run_ends[f][k],
+  // each holding an equal share): the report, and those counts for the marginals.
   void add_falsified_by_value(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi, long double measure,
-                              long double falsified, const std::vector<std::vector<long double>>& by_value);
+                              long double falsified, const std::vector<std::vector<long double>>& by_value,
+                              const std::vector<std::vector<double>>& run_ends = {});
   // Falsified mass spread evenly over the box, for the marginals only.
   void add_marginal(const Eigen::VectorXd& lo, const Eigen::VectorXd& hi, long double mass);
   // The marginals, each bin's falsified mass over `total_falsified`.

@@ -263,7 +263,7 @@ void RegionScheduler::commit(unsigned id, const SearchRegion* parent, RegionOutc
         // Single points, merged into boxes at the end: crisp rules instead of a share of a box.
         for (const Eigen::VectorXd& p : c.unfair_points) answer_->add_falsified(p, p, 1.0L, 1.0L, true);
       } else if (!c.all_falsified && !c.unfair_by_value.empty()) {
-        answer_->add_falsified_by_value(c.lo, c.hi, c.measure, c.falsified, c.unfair_by_value);
+        answer_->add_falsified_by_value(c.lo, c.hi, c.measure, c.falsified, c.unfair_by_value, c.unfair_run_ends);
       } else {
         answer_->add_falsified(c.lo, c.hi, c.measure, c.falsified, c.all_falsified);
       }

@@ -49,6 +49,10 @@ struct ClosedRegion {
   // Counted exactly: per feature, the falsified points at each value lo(f), lo(f) + 1, ..., hi(f)
   // (empty when not known; the protected features' entries are empty).
   std::vector<std::vector<long double>> unfair_by_value;
+  // Where non-empty for feature f, unfair_by_value[f][k] counts a run of values instead: those up
+  // to unfair_run_ends[f][k] (from the previous run's end + 1; the first from lo(f)), which the
+  // model cannot tell apart, so that each holds an equal share.
+  std::vector<std::vector<double>> unfair_run_ends;
 };
 
 struct SearchCounters {

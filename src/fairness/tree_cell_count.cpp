@@ -19,41 +19,28 @@ constexpr double kMaxGroupCells = 1024;  // cells of one group of trees
 constexpr double kMaxWalks = 4096;       // tree walks over every group's cells and copies
 constexpr double kMaxHalf = 1 << 16;     // sums of either half
 
-struct Weighted {
-  double value;
-  long double weight;
-};
-struct Spread {  // the copies' smallest and largest sum
-  double lo, hi;
-  long double weight;
-};
-
-void merge_equal(std::vector<Weighted>& v) {
-  std::sort(v.begin(), v.end(), [](const Weighted& a, const Weighted& b) { return a.value < b.value; });
-  std::size_t n = 0;
-  for (const Weighted& w : v) {
-    if (n > 0 && v[n - 1].value == w.value) {
-      v[n - 1].weight += w.weight;
-    } else {
-      v[n++] = w;
-    }
+// One half of the groups: every combination of their cells' sums, the first group's cell varying
+// fastest (entry e has group k's cell (e / product of the earlier groups' cells) % its cells).
+struct Half {
+  std::vector<std::size_t> groups;
+  std::vector<double> lo, hi;  // per entry: the copies' smallest and largest sum
+  std::vector<long double> weight;
+  // Group gi's cells (values[c * copies]: the same for every copy) added to every entry.
+  void add(std::size_t gi, const std::vector<double>& values, const std::vector<long double>& weights,
+           std::size_t copies) {
+    const std::size_t m = weight.size(), n = weights.size();
+    std::vector<double> l(m * n), h(m * n);
+    std::vector<long double> w(m * n);
+    for (std::size_t c = 0; c < n; ++c)
+      for (std::size_t i = 0; i < m; ++i) {
+        l[c * m + i] = lo[i] + values[c * copies];
+        h[c * m + i] = hi[i] + values[c * copies];
+        w[c * m + i] = weight[i] * weights[c];
+      }
+    lo = std::move(l), hi = std::move(h), weight = std::move(w);
+    groups.push_back(gi);
   }
-  v.resize(n);
-}
-
-void merge_equal(std::vector<Spread>& v) {
-  std::sort(v.begin(), v.end(),
-            [](const Spread& a, const Spread& b) { return a.lo < b.lo || (a.lo == b.lo && a.hi < b.hi); });
-  std::size_t n = 0;
-  for (const Spread& s : v) {
-    if (n > 0 && v[n - 1].lo == s.lo && v[n - 1].hi == s.hi) {
-      v[n - 1].weight += s.weight;
-    } else {
-      v[n++] = s;
-    }
-  }
-  v.resize(n);
-}
+};
 
 int root(std::vector<int>& parent, int x) {
   auto at = [&parent](int i) -> int& { return parent[static_cast<std::size_t>(i)]; };
@@ -159,10 +146,13 @@ std::optional<CellCounts> TreeCellCount::count(const std::vector<Eigen::VectorXd
       active.emplace_back(t, first);
     }
   }
-  std::map<int, Group> groups;
+  std::map<int, std::size_t> group_of_root;
+  std::vector<Group> groups;
   for (int f = 0; f < nf; ++f) {
     if (!tested[static_cast<std::size_t>(f)]) continue;
-    Group& g = groups[root(parent, f)];
+    const auto [it, fresh] = group_of_root.try_emplace(root(parent, f), groups.size());
+    if (fresh) groups.emplace_back();
+    Group& g = groups[it->second];
     g.features.push_back(f);
     std::vector<double>& b = breaks[static_cast<std::size_t>(f)];
     const double a = lo[0](f), z = hi[0](f);
@@ -180,115 +170,145 @@ std::optional<CellCounts> TreeCellCount::count(const std::vector<Eigen::VectorXd
     g.starts.push_back(std::move(starts));
     g.weights.push_back(std::move(weights));
   }
-  for (const auto& [t, f] : active) groups[root(parent, f)].trees.push_back(t);
+  for (const auto& [t, f] : active) groups[group_of_root[root(parent, f)]].trees.push_back(t);
   double walks = 0.0;
-  for (const auto& [r, g] : groups) {
+  for (const Group& g : groups) {
     if (g.cells > kMaxGroupCells) return std::nullopt;
     walks += g.cells * static_cast<double>(g.trees.size() * nc);
   }
   if (walks > kMaxWalks) return std::nullopt;
 
-  // Groups whose sums differ between copies are multiplied out into one list of per-copy sums
-  // (starting from the constants), then kept as each entry's smallest and largest copy; the
-  // others are lists of sums, each added to the smaller half that stays within bounds.
-  std::vector<double> dep_values = constant;
-  std::vector<long double> dep_weights{1.0L};
-  std::vector<std::vector<Weighted>> shared;
-  std::vector<double> values;
-  std::vector<long double> weights;
-  for (const auto& [r, g] : groups) {
-    sum_cells(trees_, g, lo, values, weights);
-    const std::size_t n = weights.size();
+  // Two halves, each every combination of its groups' cells (the first group's cell varying
+  // fastest), so that an entry's position says which cells it stands for. Groups whose sums
+  // differ between copies are multiplied out into the first (starting from the constants) and
+  // kept as each entry's smallest and largest copy; the others go to the second half while it
+  // stays within bounds, then to the first.
+  Half first, second;
+  std::vector<double> dep = constant;  // per entry, per copy
+  first.weight = second.weight = {1.0L};
+  second.lo = second.hi = {0.0};
+  std::vector<std::vector<double>> values(groups.size());
+  std::vector<std::vector<long double>> weights(groups.size());
+  std::vector<std::size_t> shared;
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    sum_cells(trees_, groups[gi], lo, values[gi], weights[gi]);
+    const std::vector<double>& v = values[gi];
+    const std::size_t n = weights[gi].size();
     bool differs = false;
     for (std::size_t c = 0; c < n && !differs; ++c)
-      for (std::size_t k = 1; k < nc && !differs; ++k) differs = values[c * nc + k] != values[c * nc];
+      for (std::size_t k = 1; k < nc && !differs; ++k) differs = v[c * nc + k] != v[c * nc];
     if (!differs) {
-      std::vector<Weighted> list(n);
-      for (std::size_t c = 0; c < n; ++c) list[c] = {values[c * nc], weights[c]};
-      merge_equal(list);
-      shared.push_back(std::move(list));
+      shared.push_back(gi);
       continue;
     }
-    const std::size_t m = dep_weights.size();
+    const std::size_t m = first.weight.size();
     if (static_cast<double>(m) * static_cast<double>(n) > kMaxHalf) return std::nullopt;
-    std::vector<double> v(m * n * nc);
+    std::vector<double> d(m * n * nc);
     std::vector<long double> w(m * n);
-    for (std::size_t i = 0; i < m; ++i)
-      for (std::size_t c = 0; c < n; ++c) {
-        w[i * n + c] = dep_weights[i] * weights[c];
-        for (std::size_t k = 0; k < nc; ++k) v[(i * n + c) * nc + k] = dep_values[i * nc + k] + values[c * nc + k];
+    for (std::size_t c = 0; c < n; ++c)
+      for (std::size_t i = 0; i < m; ++i) {
+        w[c * m + i] = first.weight[i] * weights[gi][c];
+        for (std::size_t k = 0; k < nc; ++k) d[(c * m + i) * nc + k] = dep[i * nc + k] + v[c * nc + k];
       }
-    dep_values = std::move(v);
-    dep_weights = std::move(w);
+    dep = std::move(d);
+    first.weight = std::move(w);
+    first.groups.push_back(gi);
   }
-  std::vector<Spread> first(dep_weights.size());
-  for (std::size_t i = 0; i < first.size(); ++i) {
-    const auto row = dep_values.begin() + static_cast<std::ptrdiff_t>(i * nc);
+  first.lo.resize(first.weight.size());
+  first.hi.resize(first.weight.size());
+  for (std::size_t i = 0; i < first.weight.size(); ++i) {
+    const auto row = dep.begin() + static_cast<std::ptrdiff_t>(i * nc);
     const auto [mn, mx] = std::minmax_element(row, row + static_cast<std::ptrdiff_t>(nc));
-    first[i] = {*mn, *mx, dep_weights[i]};
+    first.lo[i] = *mn, first.hi[i] = *mx;
   }
-  merge_equal(first);
-  std::sort(shared.begin(), shared.end(), [](const auto& a, const auto& b) { return a.size() < b.size(); });
-  std::vector<Weighted> second{{0.0, 1.0L}};
-  for (const std::vector<Weighted>& list : shared) {
-    const double ns = static_cast<double>(list.size());
-    if (static_cast<double>(second.size()) * ns <= kMaxHalf) {
-      std::vector<Weighted> sum;
-      sum.reserve(second.size() * list.size());
-      for (const Weighted& a : second)
-        for (const Weighted& b : list) sum.push_back({a.value + b.value, a.weight * b.weight});
-      merge_equal(sum);
-      second = std::move(sum);
-    } else if (static_cast<double>(first.size()) * ns <= kMaxHalf) {
-      std::vector<Spread> sum;
-      sum.reserve(first.size() * list.size());
-      for (const Spread& a : first)
-        for (const Weighted& b : list) sum.push_back({a.lo + b.value, a.hi + b.value, a.weight * b.weight});
-      merge_equal(sum);
-      first = std::move(sum);
-    } else {
-      return std::nullopt;
-    }
+  std::sort(shared.begin(), shared.end(),
+            [&](std::size_t a, std::size_t b) { return groups[a].cells < groups[b].cells; });
+  for (std::size_t gi : shared) {
+    auto fits = [&](const Half& h) { return static_cast<double>(h.weight.size()) * groups[gi].cells <= kMaxHalf; };
+    Half* into = fits(second) ? &second : fits(first) ? &first : nullptr;
+    if (into == nullptr) return std::nullopt;
+    into->add(gi, values[gi], weights[gi], nc);
   }
 
-  // The sweep. Every computed sum is within err of the exact sum of its leaf weights (any order
-  // of at most trees + 1 additions of terms no larger than largest_ in all).
+  // The sweep over the second half in order of its sums. Every computed sum is within err of the
+  // exact sum of its leaf weights (any order of at most trees + 1 additions of terms no larger
+  // than largest_ in all).
   const double err = 2.0 * static_cast<double>(trees_.tree_count() + 8) * 0x1p-53 * 1.01 * largest_ + 0x1p-1000;
   const double low = std::nextafter(low_ - err, -INFINITY), high = std::nextafter(high_ + err, INFINITY);
-  std::vector<long double> below(second.size() + 1, 0.0L);  // below[i]: weight of second[0 .. i)
-  for (std::size_t i = 0; i < second.size(); ++i) below[i + 1] = below[i] + second[i].weight;
+  const std::size_t ns = second.weight.size();
+  std::vector<std::size_t> order(ns);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return second.lo[a] < second.lo[b]; });
+  std::vector<double> sums(ns);
+  std::vector<long double> below(ns + 1, 0.0L);  // below[j]: weight of the j smallest sums
+  for (std::size_t j = 0; j < ns; ++j) {
+    sums[j] = second.lo[order[j]];
+    below[j + 1] = below[j] + second.weight[order[j]];
+  }
   const long double all = below.back();
-  auto count_low = [&](double x) {  // entries with x + value surely low: a prefix
+  auto count_low = [&](double x) {  // sums with x + sum surely low: a prefix
     return static_cast<std::size_t>(
-        std::partition_point(second.begin(), second.end(), [&](const Weighted& b) { return x + b.value <= low; }) -
-        second.begin());
+        std::partition_point(sums.begin(), sums.end(), [&](double b) { return x + b <= low; }) - sums.begin());
   };
-  auto first_high = [&](double x) {  // the first entry with x + value surely high
+  auto first_high = [&](double x) {  // the first sum with x + sum surely high
     return static_cast<std::size_t>(
-        std::partition_point(second.begin(), second.end(), [&](const Weighted& b) { return x + b.value < high; }) -
-        second.begin());
+        std::partition_point(sums.begin(), sums.end(), [&](double b) { return x + b < high; }) - sums.begin());
   };
+  // Unfair points per entry of either half: a first-half entry's from its range of second-half
+  // sums; a second-half entry's from every first-half range it lies in (a difference array).
+  std::vector<long double> unfair_first(first.weight.size()), unfair_second(ns), step(ns + 1, 0.0L);
+  CellCounts out;
+  long double total = 0.0L;
+  for (std::size_t i = 0; i < first.weight.size(); ++i) {
+    const long double all_low = below[count_low(first.hi[i])], all_high = all - below[first_high(first.lo[i])];
+    const std::size_t mn_low = count_low(first.lo[i]), mx_high = first_high(first.hi[i]);
+    const long double split = mn_low > mx_high ? below[mn_low] - below[mx_high] : 0.0L;
+    if (all_low + all_high + split != all) return std::nullopt;  // some sum within rounding of the rule's threshold
+    out.fair += first.weight[i] * (all_low + all_high);
+    out.unfair += first.weight[i] * split;
+    unfair_first[i] = first.weight[i] * split;
+    total += first.weight[i] * all;
+    if (mn_low > mx_high) step[mx_high] += first.weight[i], step[mn_low] -= first.weight[i];
+  }
+  long double covering = 0.0L;
+  for (std::size_t j = 0; j < ns; ++j) {
+    covering += step[j];
+    unfair_second[order[j]] = covering * second.weight[order[j]];
+  }
   // Features no undecided tree tests multiply every count by their points.
   long double untested = 1.0L;
   for (int f = 0; f < nf; ++f)
     if (!tested[static_cast<std::size_t>(f)]) untested *= static_cast<long double>(hi[0](f) - lo[0](f) + 1.0);
-  CellCounts out;
-  long double total = 0.0L;
-  for (const Spread& a : first) {
-    const long double all_low = below[count_low(a.hi)], all_high = all - below[first_high(a.lo)];
-    const std::size_t mn_low = count_low(a.lo), mx_high = first_high(a.hi);
-    const long double split = mn_low > mx_high ? below[mn_low] - below[mx_high] : 0.0L;
-    if (all_low + all_high + split != all) return std::nullopt;  // some sum within rounding of the rule's threshold
-    out.fair += a.weight * (all_low + all_high);
-    out.unfair += a.weight * split;
-    total += a.weight * all;
-  }
   out.fair *= untested;
   out.unfair *= untested;
   total *= untested;
   if (total != points)
     throw InternalError(fmt::format("tree cells count {} points in a box of {}", static_cast<double>(total),
                                     static_cast<double>(points)));
+  // For whom: each group's unfair points per cell, then per cell of each of its features.
+  out.unfair_by_cell.resize(static_cast<std::size_t>(nf));
+  out.cell_ends.resize(static_cast<std::size_t>(nf));
+  for (const Half* h : {&first, &second}) {
+    const std::vector<long double>& u = h == &first ? unfair_first : unfair_second;
+    std::size_t stride = 1;
+    for (std::size_t gi : h->groups) {
+      const Group& g = groups[gi];
+      const auto n = static_cast<std::size_t>(g.cells);
+      std::vector<long double> per_cell(n, 0.0L);
+      for (std::size_t e = 0; e < u.size(); ++e) per_cell[(e / stride) % n] += u[e];
+      stride *= n;
+      std::size_t inner = 1;  // the group's cells: its first feature's cell varies fastest
+      for (std::size_t k = 0; k < g.features.size(); ++k) {
+        const std::size_t m = g.starts[k].size();
+        const auto f = static_cast<std::size_t>(g.features[k]);
+        out.unfair_by_cell[f].assign(m, 0.0L);
+        for (std::size_t c = 0; c < n; ++c) out.unfair_by_cell[f][(c / inner) % m] += per_cell[c] * untested;
+        inner *= m;
+        for (std::size_t j = 0; j < m; ++j)
+          out.cell_ends[f].push_back(j + 1 < m ? g.starts[k][j + 1] - 1.0 : hi[0](static_cast<Eigen::Index>(f)));
+      }
+    }
+  }
   return out;
 }
 

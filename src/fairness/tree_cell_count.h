@@ -1,9 +1,10 @@
 // Exact counts of a tree ensemble's fair and unfair points in a box, without splitting it, where
 // the trees still undecided in it fall into groups over few features each (trees that share a
 // feature, one group). Each group's sums are listed cell by cell (the intervals between its
-// trees' thresholds, weighted by their points); the groups are added up in two halves, the
-// protected copies' differences on one side; one sorted sweep then counts, per first-half entry,
-// the second-half sums that put every copy on one side of the threshold, or copies on both.
+// trees' thresholds, weighted by their points); the groups are added up in two halves (every
+// combination of their cells), the protected copies' differences on one side; one sorted sweep then
+// counts, per first-half entry, the second-half sums that put every copy on one side of the
+// threshold, or copies on both, and says which cells hold the unfair points.
 //
 //   witness::Model model = witness::load_model("tests/fixtures/onnx/tree_binary.onnx");
 //   witness::Schema schema = witness::load_schema_for(model, "people.toml", "");
@@ -28,6 +29,11 @@ namespace witness {
 
 struct CellCounts {
   long double fair = 0.0L, unfair = 0.0L;  // points whose copies all agree, and those where some differ
+  // For whom, per feature that an undecided tree tests (empty for the others, whose values are all
+  // alike): the unfair points in each of its cells, and each cell's last value (the first starts
+  // at the box's low end). The values of one cell are alike too: each holds an equal share.
+  std::vector<std::vector<long double>> unfair_by_cell;
+  std::vector<std::vector<double>> cell_ends;
 };
 
 class TreeCellCount {

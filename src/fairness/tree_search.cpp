@@ -36,6 +36,9 @@ struct Outcome {
   std::vector<SearchRegion> children;
   std::vector<WitnessPair> witnesses;
   std::vector<Eigen::VectorXd> unfair_points;  // enumerated
+  // Counted by cells: the unfair points per run of alike values (ClosedRegion's).
+  std::vector<std::vector<long double>> unfair_by_value;
+  std::vector<std::vector<double>> unfair_run_ends;
   std::int64_t rejected = 0;
 };
 
@@ -110,15 +113,9 @@ class TreeRegions final : public RegionEvaluator {
       out.stuck = o.children.empty();
       out.open = std::move(o.children);
     } else {
-      out.closed.push_back(ClosedRegion{std::move(b.lo),
-                                        std::move(b.hi),
-                                        b.measure,
-                                        o.certified,
-                                        o.falsified,
-                                        o.all,
-                                        o.inexact,
-                                        std::move(o.unfair_points),
-                                        {}});
+      out.closed.push_back(ClosedRegion{std::move(b.lo), std::move(b.hi), b.measure, o.certified, o.falsified, o.all,
+                                        o.inexact, std::move(o.unfair_points), std::move(o.unfair_by_value),
+                                        std::move(o.unfair_run_ends)});
     }
     return out;
   }
@@ -422,7 +419,7 @@ class TreeRegions final : public RegionEvaluator {
       hi.push_back(b.hi);
       set_combo(lo.back(), hi.back(), static_cast<std::size_t>(copies_[k]));
     }
-    const std::optional<CellCounts> c = cells_.count(lo, hi);
+    std::optional<CellCounts> c = cells_.count(lo, hi);
     if (!c) return false;
     if (c->unfair > 0.0L && out.witnesses.empty() && signals_.witnesses_found.load(std::memory_order_relaxed) == 0)
       return false;
@@ -430,6 +427,10 @@ class TreeRegions final : public RegionEvaluator {
     out.certified = c->fair;
     out.falsified = c->unfair;
     out.all = c->unfair == b.measure;
+    if (c->unfair > 0.0L && !out.all) {
+      out.unfair_by_value = std::move(c->unfair_by_cell);
+      out.unfair_run_ends = std::move(c->cell_ends);
+    }
     return true;
   }
 

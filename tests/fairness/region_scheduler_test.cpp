@@ -63,7 +63,7 @@ class LineRegions final : public RegionEvaluator {
         out.open.push_back(std::move(c));
         continue;
       }
-      ClosedRegion closed{c.lo, c.hi, c.measure, 0.0L, 0.0L, false, false, {}, {}};
+      ClosedRegion closed{c.lo, c.hi, c.measure, 0.0L, 0.0L, false, false, {}, {}, {}};
       for (double x = lo; x <= hi; ++x) {
         if (!unfair_at(x)) {
           closed.certified += 1.0L;

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 
@@ -32,10 +33,13 @@ struct Tally {
   int counted = 0, refused = 0;
 };
 
-// Brute force over the box: the non-protected points whose labels agree, and those where they differ.
+// Brute force over the box: the non-protected points whose labels agree, and those where they
+// differ, with the latter per feature value (unfair_by_cell[f][v - lo(f)]: cells of one value).
 CellCounts brute_force(const Tiny& t, const std::map<std::vector<double>, bool>& points, const Eigen::VectorXd& lo,
                        const Eigen::VectorXd& hi) {
   CellCounts out;
+  for (int f = 0; f < t.schema.size(); ++f)
+    out.unfair_by_cell.emplace_back(static_cast<std::size_t>(hi(f) - lo(f) + 1.0), 0.0L);
   const std::vector<bool> is_protected = t.schema.feature_mask(t.prot);
   for (const auto& [key, unfair] : points) {
     bool inside = true;
@@ -43,9 +47,28 @@ CellCounts brute_force(const Tiny& t, const std::map<std::vector<double>, bool>&
       const double v = key[static_cast<std::size_t>(f)];
       inside = is_protected[static_cast<std::size_t>(f)] || (v >= lo(f) && v <= hi(f));
     }
-    if (inside) (unfair ? out.unfair : out.fair) += 1.0L;
+    if (!inside) continue;
+    (unfair ? out.unfair : out.fair) += 1.0L;
+    for (int f = 0; f < t.schema.size() && unfair; ++f)
+      if (!is_protected[static_cast<std::size_t>(f)])
+        out.unfair_by_cell[static_cast<std::size_t>(f)]
+                          [static_cast<std::size_t>(key[static_cast<std::size_t>(f)] - lo(f))] += 1.0L;
   }
   return out;
+}
+
+// The count's unfair points at value v of feature f: its cell's count over the cell's values (a
+// feature without cells: all its values alike).
+long double unfair_at(const CellCounts& c, int f, double v, double lo, double hi) {
+  const auto k = static_cast<std::size_t>(f);
+  if (c.cell_ends[k].empty()) return c.unfair / (hi - lo + 1.0);
+  double start = lo;
+  for (std::size_t j = 0; j < c.cell_ends[k].size(); ++j) {
+    const double end = c.cell_ends[k][j];
+    if (v <= end) return c.unfair_by_cell[k][j] / (end - start + 1.0);
+    start = end + 1.0;
+  }
+  return -1.0L;  // beyond the cells: fails the comparison
 }
 
 void expect_brute_force_counts(const Tiny& t, std::uint64_t seed, Tally& tally) {
@@ -82,6 +105,16 @@ void expect_brute_force_counts(const Tiny& t, std::uint64_t seed, Tally& tally) 
     const CellCounts truth = brute_force(t, points, lo, hi);
     EXPECT_EQ(static_cast<double>(c->fair), static_cast<double>(truth.fair)) << "round " << round;
     EXPECT_EQ(static_cast<double>(c->unfair), static_cast<double>(truth.unfair)) << "round " << round;
+    // For whom: every value of every non-protected feature (the shares of alike values are whole).
+    ASSERT_EQ(c->cell_ends.size(), static_cast<std::size_t>(t.schema.size()));
+    for (int f = 0; f < t.schema.size(); ++f) {
+      if (std::find(t.prot.begin(), t.prot.end(), f) != t.prot.end()) continue;
+      for (double v = lo(f); v <= hi(f); v += 1.0)
+        EXPECT_EQ(
+            static_cast<double>(unfair_at(*c, f, v, lo(f), hi(f))),
+            static_cast<double>(truth.unfair_by_cell[static_cast<std::size_t>(f)][static_cast<std::size_t>(v - lo(f))]))
+            << "round " << round << " feature " << f << " value " << v;
+    }
   }
 }
 
