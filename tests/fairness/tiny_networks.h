@@ -145,6 +145,18 @@ inline bool protected_weight_nonzero(const Tiny& t) {
 
 inline const char* kSchemas[] = {kBoolLast, kCategoricalMiddle, kOneHotFirst, kTwoProtected};
 
+// A wide integer feature (more values than are tested one by one: a tree's cuts are found by
+// bisection through the normalisation; cells of many points each).
+inline constexpr const char* kWideInteger = R"(
+name = "wide"
+protected = ["p"]
+features = [
+  { name = "a", kind = "integer", min = -3000, max = 3000, mean = 17, std = 3 },
+  { name = "p", kind = "boolean" },
+  { name = "b", kind = "integer", min = 0, max = 2 },
+]
+)";
+
 // A medium network over ~80,000 points (161,448 with the protected feature): large enough that
 // regions are counted, not enumerated, small enough to brute-force. `rules`: a `constraints = [...]`
 // line, or none.

@@ -18,17 +18,6 @@ namespace {
 
 using test::Tiny;
 
-// A wide normalised integer feature: cells of many points each.
-constexpr const char* kWideCells = R"(
-name = "wide_cells"
-protected = ["p"]
-features = [
-  { name = "a", kind = "integer", min = -500, max = 700, mean = 40, std = 90 },
-  { name = "p", kind = "boolean" },
-  { name = "b", kind = "integer", min = 0, max = 40 },
-]
-)";
-
 struct Tally {
   int counted = 0, refused = 0;
 };
@@ -120,7 +109,7 @@ void expect_brute_force_counts(const Tiny& t, std::uint64_t seed, Tally& tally) 
 
 TEST(TreeCellCount, CountsEqualBruteForce) {
   const char* schemas[] = {test::kBoolLast, test::kCategoricalMiddle, test::kOneHotFirst, test::kTwoProtected,
-                           kWideCells};
+                           test::kWideInteger};
   Tally tally;
   for (std::uint64_t seed = 1; seed <= 6; ++seed)
     for (const char* s : schemas)
@@ -135,7 +124,7 @@ TEST(TreeCellCount, CountsEqualBruteForce) {
 TEST(TreeCellCount, SumsAtTheThresholdAreRefusedNotMiscounted) {
   Tally tally;
   for (std::uint64_t seed = 1; seed <= 8; ++seed)
-    for (const char* s : {test::kBoolLast, kWideCells})
+    for (const char* s : {test::kBoolLast, test::kWideInteger})
       expect_brute_force_counts(test::random_forest(s, seed, false, false, true), seed, tally);
   EXPECT_GT(tally.refused, 0);
   EXPECT_GT(tally.counted, 0);

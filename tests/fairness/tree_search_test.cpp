@@ -18,18 +18,6 @@ namespace {
 
 using test::Tiny;
 
-// A wide integer feature (more values than are tested one by one: its cuts are found by bisection
-// through the normalisation) and a real-valued protected-free domain around it.
-constexpr const char* kWide = R"(
-name = "wide"
-protected = ["p"]
-features = [
-  { name = "a", kind = "integer", min = -3000, max = 3000, mean = 17, std = 3 },
-  { name = "p", kind = "boolean" },
-  { name = "b", kind = "integer", min = 0, max = 2 },
-]
-)";
-
 struct Counted {
   long long points = 0, unfair = 0;
 };
@@ -78,7 +66,8 @@ void expect_exact(const Tiny& t, unsigned threads) {
 }
 
 TEST(TreeSearch, ExactCountsEqualBruteForce) {
-  const char* schemas[] = {test::kBoolLast, test::kCategoricalMiddle, test::kOneHotFirst, test::kTwoProtected, kWide};
+  const char* schemas[] = {test::kBoolLast, test::kCategoricalMiddle, test::kOneHotFirst, test::kTwoProtected,
+                           test::kWideInteger};
   int unfair = 0, fair = 0;
   for (std::uint64_t seed = 1; seed <= 6; ++seed)
     for (const char* s : schemas)
@@ -97,7 +86,7 @@ TEST(TreeSearch, ExactCountsEqualBruteForce) {
 // and the engine settles them point by point, still exact.
 TEST(TreeSearch, ExactCountsWithSumsAtTheThreshold) {
   for (std::uint64_t seed = 1; seed <= 4; ++seed)
-    for (const char* s : {test::kBoolLast, test::kTwoProtected, kWide})
+    for (const char* s : {test::kBoolLast, test::kTwoProtected, test::kWideInteger})
       expect_exact(test::random_forest(s, seed, false, seed % 2 == 0, true), 1);
 }
 
