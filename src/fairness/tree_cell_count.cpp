@@ -259,6 +259,7 @@ std::optional<CellCounts> TreeCellCount::count(const std::vector<Eigen::VectorXd
   std::vector<long double> unfair_first(first.weight.size()), unfair_second(ns), step(ns + 1, 0.0L);
   CellCounts out;
   long double total = 0.0L;
+  std::size_t unfair_first_entry = 0, unfair_second_entry = 0;  // one pair of entries with unfair points
   for (std::size_t i = 0; i < first.weight.size(); ++i) {
     const long double all_low = below[count_low(first.hi[i])], all_high = all - below[first_high(first.lo[i])];
     const std::size_t mn_low = count_low(first.lo[i]), mx_high = first_high(first.hi[i]);
@@ -268,7 +269,9 @@ std::optional<CellCounts> TreeCellCount::count(const std::vector<Eigen::VectorXd
     out.unfair += first.weight[i] * split;
     unfair_first[i] = first.weight[i] * split;
     total += first.weight[i] * all;
-    if (mn_low > mx_high) step[mx_high] += first.weight[i], step[mn_low] -= first.weight[i];
+    if (mn_low <= mx_high) continue;
+    step[mx_high] += first.weight[i], step[mn_low] -= first.weight[i];
+    if (out.unfair == first.weight[i] * split) unfair_first_entry = i, unfair_second_entry = order[mx_high];
   }
   long double covering = 0.0L;
   for (std::size_t j = 0; j < ns; ++j) {
@@ -285,22 +288,27 @@ std::optional<CellCounts> TreeCellCount::count(const std::vector<Eigen::VectorXd
   if (total != points)
     throw InternalError(fmt::format("tree cells count {} points in a box of {}", static_cast<double>(total),
                                     static_cast<double>(points)));
-  // For whom: each group's unfair points per cell, then per cell of each of its features.
+  // For whom: each group's unfair points per cell, then per cell of each of its features; and the
+  // point of the first unfair pair of entries (each feature at its cell's first value).
   out.unfair_by_cell.resize(static_cast<std::size_t>(nf));
   out.cell_ends.resize(static_cast<std::size_t>(nf));
+  out.unfair_point = lo[0];
   for (const Half* h : {&first, &second}) {
     const std::vector<long double>& u = h == &first ? unfair_first : unfair_second;
+    const std::size_t entry = h == &first ? unfair_first_entry : unfair_second_entry;
     std::size_t stride = 1;
     for (std::size_t gi : h->groups) {
       const Group& g = groups[gi];
       const auto n = static_cast<std::size_t>(g.cells);
       std::vector<long double> per_cell(n, 0.0L);
       for (std::size_t e = 0; e < u.size(); ++e) per_cell[(e / stride) % n] += u[e];
+      const std::size_t cell = (entry / stride) % n;
       stride *= n;
       std::size_t inner = 1;  // the group's cells: its first feature's cell varies fastest
       for (std::size_t k = 0; k < g.features.size(); ++k) {
         const std::size_t m = g.starts[k].size();
         const auto f = static_cast<std::size_t>(g.features[k]);
+        out.unfair_point(g.features[k]) = g.starts[k][(cell / inner) % m];
         out.unfair_by_cell[f].assign(m, 0.0L);
         for (std::size_t c = 0; c < n; ++c) out.unfair_by_cell[f][(c / inner) % m] += per_cell[c] * untested;
         inner *= m;

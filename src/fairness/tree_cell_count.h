@@ -34,6 +34,7 @@ struct CellCounts {
   // at the box's low end). The values of one cell are alike too: each holds an equal share.
   std::vector<std::vector<long double>> unfair_by_cell;
   std::vector<std::vector<double>> cell_ends;
+  Eigen::VectorXd unfair_point;  // when unfair > 0: a raw point whose copies disagree (protected: copy 0's)
 };
 
 class TreeCellCount {

@@ -366,7 +366,7 @@ class TreeRegions final : public RegionEvaluator {
     if (!unknown && !flips_where_valid) return certified();
     // A point in the middle may already be a witness (the first one sooner than by splitting).
     if (wants_witnesses()) probe_centre(b, truth, out, ev);
-    if (o_.quantify && unknown && discrete && open_trees <= kCountableTrees && counted_by_cells(b, truth, out))
+    if (o_.quantify && unknown && discrete && open_trees <= kCountableTrees && counted_by_cells(b, truth, out, ev))
       return out;
     if (!unknown) {  // flips only where both people exist: split on the constraints to decide it
       const int f = constraint_split(b);
@@ -403,9 +403,9 @@ class TreeRegions final : public RegionEvaluator {
   }
 
   // Quantifying: the box counted exactly by cells where every combination is valid at all its
-  // points or none (the counts are over the box's points). Not while no witness is known: the
-  // search splits on to find one.
-  bool counted_by_cells(const SearchRegion& b, const std::vector<Truth>& truth, Outcome& out) const {
+  // points or none (the counts are over the box's points).
+  bool counted_by_cells(const SearchRegion& b, const std::vector<Truth>& truth, Outcome& out,
+                        Evaluator<double>& ev) const {
     std::vector<Eigen::VectorXd> lo, hi;
     for (std::size_t k = 0; k < copies_.size(); ++k) {
       bool always = false;
@@ -421,8 +421,9 @@ class TreeRegions final : public RegionEvaluator {
     }
     std::optional<CellCounts> c = cells_.count(lo, hi);
     if (!c) return false;
-    if (c->unfair > 0.0L && out.witnesses.empty() && signals_.witnesses_found.load(std::memory_order_relaxed) == 0)
-      return false;
+    // An unfair point the count found, replayed: the run's witness even when every unfair point
+    // lies in counted boxes (closing does not wait for one, so the regions do not depend on timing).
+    if (c->unfair > 0.0L && out.witnesses.empty() && wants_witnesses()) probe(c->unfair_point, truth, out, ev);
     out.kind = Outcome::Kind::Mixed;
     out.certified = c->fair;
     out.falsified = c->unfair;
@@ -442,7 +443,10 @@ class TreeRegions final : public RegionEvaluator {
   }
 
   void probe_centre(const SearchRegion& b, const std::vector<Truth>& truth, Outcome& out, Evaluator<double>& ev) const {
-    Eigen::VectorXd derived = centre(b);
+    probe(centre(b), truth, out, ev);
+  }
+  // A replayed witness at the raw point if two valid combinations label it differently.
+  void probe(Eigen::VectorXd derived, const std::vector<Truth>& truth, Outcome& out, Evaluator<double>& ev) const {
     if (valid_.constrained()) schema_.constraints().derive(derived);
     int seen = -1;
     std::size_t first = 0;

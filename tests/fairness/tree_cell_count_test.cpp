@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <map>
 #include <random>
+#include <set>
 
 #include "fairness/falsify.h"
 #include "tiny_networks.h"
@@ -94,6 +95,16 @@ void expect_brute_force_counts(const Tiny& t, std::uint64_t seed, Tally& tally) 
     const CellCounts truth = brute_force(t, points, lo, hi);
     EXPECT_EQ(static_cast<double>(c->fair), static_cast<double>(truth.fair)) << "round " << round;
     EXPECT_EQ(static_cast<double>(c->unfair), static_cast<double>(truth.unfair)) << "round " << round;
+    // The unfair point the count names is one: its copies' labels differ.
+    if (c->unfair > 0.0L) {
+      std::set<int> labels;
+      for (const Eigen::VectorXd& combo : combos) {
+        Eigen::VectorXd x = c->unfair_point;
+        for (std::size_t k = 0; k < t.prot.size(); ++k) x(t.prot[k]) = combo(static_cast<Eigen::Index>(k));
+        labels.insert(evaluate(t.model, t.schema.to_model_columns(x)).labels[0]);
+      }
+      EXPECT_GT(labels.size(), 1U) << "round " << round;
+    }
     // For whom: every value of every non-protected feature (the shares of alike values are whole).
     ASSERT_EQ(c->cell_ends.size(), static_cast<std::size_t>(t.schema.size()));
     for (int f = 0; f < t.schema.size(); ++f) {
