@@ -123,7 +123,7 @@ int run_fair_command(const FairArgs& args) {
     }
     return late.dump(2) + "\n";
   };
-  const Alarm deadline(
+  Alarm deadline(
       limit > 0
           ? std::optional(std::chrono::steady_clock::now() +
                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -161,6 +161,9 @@ int run_fair_command(const FairArgs& args) {
   } else {
     out = run_fair(*subject, job, env, command_line());
   }
+  // Disarmed before printing: an alarm already printing holds the lock until it exits, so exactly one
+  // answer is printed (CI saw both when the engine returned just at the deadline).
+  deadline.disarm();
   progress.clear();
   // The answer first: a side file that fails after all is an error, but the verdict is printed.
   print_stats(env);
