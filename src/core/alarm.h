@@ -7,7 +7,8 @@
 //   witness::Alarm alarm(std::chrono::steady_clock::now() + std::chrono::seconds(5),
 //                        [&] { ctx.interrupt(); });
 //   solver.check();
-//   alarm.disarm();   // also done by the destructor; the action never runs after disarm() returns
+//   alarm.disarm();   // also done by the destructor; the action never runs after disarm() returns,
+//                     // and one already running has finished
 #pragma once
 
 #include <chrono>

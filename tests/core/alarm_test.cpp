@@ -42,5 +42,21 @@ TEST(Alarm, RepeatsUntilDisarmedAndNeverAfter) {
   EXPECT_EQ(fired.load(), at_disarm);
 }
 
+// `witness fair` disarms its hard deadline before printing its answer and relies on this: an action
+// already running has finished when disarm() returns (so exactly one of the two answers is printed).
+TEST(Alarm, DisarmWaitsForAnActionAlreadyRunning) {
+  std::atomic<bool> started{false}, finished{false};
+  Alarm alarm(Clock::now(), [&] {
+    started = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    finished = true;
+  });
+  const auto until = Clock::now() + std::chrono::seconds(10);
+  while (!started.load() && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(started.load());
+  alarm.disarm();
+  EXPECT_TRUE(finished.load());
+}
+
 }  // namespace
 }  // namespace witness
