@@ -45,18 +45,8 @@ double RawTrees::tree_value(std::size_t t, const Eigen::VectorXd& point) const {
   for (;;) {
     const TreeNode& n = tree.nodes[static_cast<std::size_t>(id)];
     if (n.split < 0) return leaf_weights_[static_cast<std::size_t>(n.leaf)];
-    const Split& s = splits_[static_cast<std::size_t>(n.split)];
-    bool pass = s.below;  // constant splits: below says which way
-    if (!s.constant) {
-      const double v = point(s.feature);
-      if (s.set < 0) {
-        pass = (v <= s.cut) == s.below;
-      } else {
-        const auto& p = set_prefix_[static_cast<std::size_t>(s.set)];
-        const auto i = static_cast<std::size_t>(v - set_base_[static_cast<std::size_t>(s.set)]);
-        pass = p[i + 1] != p[i];
-      }
-    }
+    // A box of one point: every split is Always or Never.
+    const bool pass = test(splits_[static_cast<std::size_t>(n.split)], point, point) == Truth::Always;
     id = pass ? n.true_child : n.false_child;
   }
 }

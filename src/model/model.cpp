@@ -16,6 +16,20 @@ std::string node_label(const Node& n, std::size_t id) {
   return "node '" + n.name + "'";
 }
 
+int single_tree_ensemble(const Model& m, std::string& why) {
+  int found = -1;
+  for (std::size_t i = 0; i < m.nodes.size(); ++i) {
+    if (m.nodes[i].op != OpKind::TreeEnsemble) continue;
+    if (found >= 0) {
+      why = "the model has more than one tree ensemble";
+      return -1;
+    }
+    found = static_cast<int>(i);
+  }
+  if (found < 0) why = "the model has no tree ensemble";
+  return found;
+}
+
 const char* op_name(OpKind op) {
   switch (op) {
     case OpKind::Input: return "Input";

@@ -194,6 +194,9 @@ class ModelBuilder {
 // A node as messages name it: "node 'dense_1'" (loaders that already wrote "node '...'" or
 // "layer ..." as its name keep it), or "node #3" without a name.
 [[nodiscard]] std::string node_label(const Node& n, std::size_t id);
+// The index of the model's one tree-ensemble node; -1, with the reason in `why`, when it has none or
+// several (the tree engines read one ensemble).
+[[nodiscard]] int single_tree_ensemble(const Model& m, std::string& why);
 // Add, Sub, Mul, Div and the comparisons: two inputs, elementwise, width-1 operands broadcast.
 [[nodiscard]] bool is_elementwise_binary(OpKind op);
 // Relu, LeakyRelu, Sigmoid, Tanh, Softmax, Identity: one input, same width.

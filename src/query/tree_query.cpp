@@ -64,13 +64,8 @@ std::optional<Forest<C>> compile(const Model& m, std::string& why) {
     why = w;
     return std::nullopt;
   };
-  int ens = -1;
-  for (std::size_t i = 0; i < m.nodes.size(); ++i) {
-    if (m.nodes[i].op != OpKind::TreeEnsemble) continue;
-    if (ens >= 0) return fail("the model has more than one tree ensemble");
-    ens = static_cast<int>(i);
-  }
-  if (ens < 0) return fail("the model has no tree ensemble");
+  const int ens = single_tree_ensemble(m, why);
+  if (ens < 0) return std::nullopt;
   const Node& en = m.nodes[static_cast<std::size_t>(ens)];
   const TreeEnsemble& te = *en.trees;
   if (te.aggregate != TreeEnsemble::Aggregate::Sum && te.aggregate != TreeEnsemble::Aggregate::Average)
