@@ -374,30 +374,7 @@ std::vector<SearchState> split_search(const RegionEvaluator& regions, SearchSign
   if (parts < 1) throw InputError("--split-into: expected at least 1 part");
   RegionScheduler scheduler(regions, signals, schema, o, env);
   scheduler.stop_when_open(4 * static_cast<std::size_t>(parts));
-  SearchState whole = scheduler.search();
-  std::vector<SearchRegion> open = std::move(whole.tally.left);
-  std::stable_sort(open.begin(), open.end(),
-                   [](const SearchRegion& a, const SearchRegion& b) { return a.measure > b.measure; });
-  std::vector<SearchState> out(static_cast<std::size_t>(parts));
-  out[0] = std::move(whole);
-  out[0].tally.left.clear();
-  out[0].tally.open_fair = out[0].tally.open_unfair = 0.0L;
-  // Each part covers its regions; the first also what was closed (or found no person) while splitting.
-  out[0].tally.scope = out[0].tally.certified + out[0].tally.falsified + out[0].tally.invalid;
-  for (std::size_t k = 0; k < open.size(); ++k) {  // snake order: each part about as large
-    const std::size_t round = k / out.size(), at = k % out.size();
-    SearchTally& t = out[round % 2 == 0 ? at : out.size() - 1 - at].tally;
-    t.open_fair += open[k].fair;
-    t.open_unfair += open[k].unfair;
-    t.scope += open[k].measure;
-    t.left.push_back(std::move(open[k]));
-  }
-  for (std::size_t k = 0; k < out.size(); ++k) {
-    out[k].part = static_cast<int>(k);
-    out[k].parts = parts;
-    out[k].tally.interrupted = false;
-  }
-  return out;
+  return divide_search_state(scheduler.search(), parts, regions.domain_points());
 }
 
 FairnessResult schedule_search(const RegionEvaluator& regions, SearchSignals& signals, const Model& model,

@@ -355,6 +355,44 @@ void write_search_state(const std::string& path, const SearchState& state, const
   write_file(path, search_state_text(state, question));
 }
 
+std::vector<SearchState> divide_search_state(SearchState state, int pieces, long double domain_points,
+                                             bool closed_apart) {
+  if (pieces < (closed_apart ? 2 : 1)) throw InternalError("divide_search_state: too few pieces");
+  std::vector<SearchRegion> open = std::move(state.tally.left);
+  std::stable_sort(open.begin(), open.end(),
+                   [](const SearchRegion& a, const SearchRegion& b) { return a.measure > b.measure; });
+  std::vector<SearchState> out(static_cast<std::size_t>(pieces));
+  const long double scope = state.tally.scope > 0.0L ? state.tally.scope : domain_points;
+  out[0] = std::move(state);
+  out[0].tally.left.clear();
+  const std::size_t first_open = closed_apart ? 1 : 0, dealt = out.size() - first_open;
+  for (std::size_t k = 0; k < open.size(); ++k) {  // snake order: each piece about as large
+    const std::size_t round = k / dealt, at = k % dealt;
+    SearchTally& t = out[first_open + (round % 2 == 0 ? at : dealt - 1 - at)].tally;
+    if (&t != &out[0].tally) {
+      t.open_fair += open[k].fair;
+      t.open_unfair += open[k].unfair;
+      t.scope += open[k].measure;
+    }
+    t.left.push_back(std::move(open[k]));
+  }
+  // The first piece: the rest of the scope and of the open counts (evicted regions' included).
+  SearchTally& first = out[0].tally;
+  first.scope = scope;
+  for (std::size_t k = 1; k < out.size(); ++k) {
+    first.scope -= out[k].tally.scope;
+    first.open_fair -= out[k].tally.open_fair;
+    first.open_unfair -= out[k].tally.open_unfair;
+  }
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    out[k].part = static_cast<int>(k);
+    out[k].parts = pieces;
+    out[k].header = out[0].header;
+    out[k].tally.interrupted = false;
+  }
+  return out;
+}
+
 SearchState join_search_states(std::vector<SearchState> states, const std::string& source) {
   if (states.empty()) throw InputError(source, "", "no sub-problem results to merge");
   const int parts = states.front().parts;

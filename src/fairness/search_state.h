@@ -46,6 +46,13 @@ struct SearchState {
 [[nodiscard]] SearchState read_search_state(const std::string& path, const SearchQuestion& question);
 void write_search_state(const std::string& path, const SearchState& state, const SearchQuestion& question);
 
+// An unfinished state's open regions dealt into `pieces` states (snake order by measure, so each
+// holds about as much), the first keeping what was closed (and, with `closed_apart`, no open
+// region): each can be continued on its own, and joining them all (renumbered as parts
+// 0..pieces-1) gives the state's shares back. `domain_points`: what a state of the whole domain
+// (scope 0) covers.
+[[nodiscard]] std::vector<SearchState> divide_search_state(SearchState state, int pieces, long double domain_points,
+                                                           bool closed_apart = false);
 // The states of sub-problems of one question joined: shares added, frontiers and answers joined.
 // InputError when a part is missing or given twice.
 [[nodiscard]] SearchState join_search_states(std::vector<SearchState> states, const std::string& source);

@@ -26,6 +26,18 @@ for n in 2 4; do
   check "mpirun -n $n: one JSON answer with the same exact count and regions ($got vs $want)" \
     $([[ "$got" == "$want" ]] && json_check "$T/mpi$n.json" 'd["domain"]["exact"] and d["undecided"] == 0'; echo $?)
 done
+# A longer exact quantification (5 s on one core): a rank runs dry while the other holds a part, so
+# rank 0 usually asks that part back and divides it (mpi.divided counts it; timing decides whether
+# it happens). Divided or not, the count and the regions are one process's.
+X=("$SRC/tests/fixtures/trees/adult_xgb_25x4.json" --schema "$B/adult.toml" --protected sex --quantify --json)
+run_witness 120 "$T/x1.json" fair "${X[@]}" --threads 2
+want=$(/usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["domain"]["falsified_points"], d["stats"]["regions"])' "$T/x1.json")
+timeout 120 mpirun -n 2 "$W" fair "${X[@]}" >"$T/x2.json" 2>"$T/x2.err"
+rc=$?
+got=$(/usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["domain"]["falsified_points"], d["stats"]["regions"])' "$T/x2.json" 2>&1)
+divided=$(/usr/bin/python3 -c 'import json, sys; print(int(json.load(open(sys.argv[1]))["counters"]["mpi.divided"]))' "$T/x2.json" 2>&1)
+check "mpirun -n 2 on XGBoost 25 x 4: rc=$rc, the count and regions of one process ($got vs $want), $divided parts divided" \
+  $([[ $rc -eq 10 && "$got" == "$want" ]] && json_check "$T/x2.json" 'd["domain"]["exact"] and d["counters"]["mpi.ranks"] == 2'; echo $?)
 # A verdict search on a network: the witness replays, every rank stops.
 timeout 60 mpirun -n 2 "$W" fair "$B/models/german/GC3.h5" --schema "$B/german.toml" --protected age \
   --engine complete --json >"$T/verdict.json" 2>"$T/verdict.err"

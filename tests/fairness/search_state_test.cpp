@@ -1,15 +1,17 @@
 // Saved searches: a search stopped after any number of regions and continued from its saved state
 // (through the file format, as --checkpoint and --resume do) ends with the uninterrupted run's
-// exact counts, for networks and trees; sub-problem states join; hostile state files are input
-// errors naming the file.
+// exact counts, for networks and trees, also when divided into pieces continued apart (mpirun's
+// stealing); sub-problem states join; hostile state files are input errors naming the file.
 #include "fairness/search_state.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "fairness/complete_search.h"
@@ -59,44 +61,55 @@ std::unique_ptr<RegionEvaluator> evaluator_for(const test::Tiny& t, const Comple
   return std::make_unique<NetworkRegions>(t.model, t.schema, o, *relu_network_of(t.model, &why), signals);
 }
 
-// Runs t's quantification in rounds of `budget` refinements, each round a new scheduler continuing
-// from the previous round's state read back from its text; the joined answer must equal one run's.
-void expect_resumed_counts(const test::Tiny& t, bool trees, int budget, unsigned threads) {
-  SCOPED_TRACE(t.name + " budget " + std::to_string(budget) + " threads " + std::to_string(threads));
-  CompleteSearchOptions o;
-  o.protected_features = t.prot;
-  o.quantify = true;
-  Env straight_env = test::make_env("60", threads);
-  const FairnessResult straight = complete_search(t.model, t.schema, o, straight_env);
-  ASSERT_TRUE(straight.share.exact) << straight.reason;
+// t's quantification continued from `state` (nullopt: from the start) for `budget` refinements, and
+// its state read back from its text, as a resumed run reads it.
+SearchState continue_for(const test::Tiny& t, bool trees, const CompleteSearchOptions& o,
+                         std::optional<SearchState> state, int budget, unsigned threads) {
   const SearchQuestion question{t.model, t.schema, t.prot, true};
-  std::optional<SearchState> state;
-  int rounds = 0;
-  for (; rounds < 2000; ++rounds) {
-    std::atomic<bool> cancel{false};
-    CompleteSearchOptions oc = o;
-    oc.cancel = &cancel;
-    SearchSignals signals(oc.max_witnesses);
-    const std::unique_ptr<RegionEvaluator> inner = evaluator_for(t, oc, signals, trees);
-    const CancelAfter regions(*inner, cancel, budget);
-    Env env = test::make_env("60", threads);
-    RegionScheduler scheduler(regions, signals, t.schema, oc, env);
-    const SearchState end = scheduler.search(std::move(state));
-    state = parse_search_state(search_state_text(end, question), "round.json", question);
-    if (state->tally.left.empty()) break;
-  }
-  ASSERT_TRUE(state->tally.left.empty()) << "not finished after " << rounds << " rounds";
+  std::atomic<bool> cancel{false};
+  CompleteSearchOptions oc = o;
+  oc.cancel = &cancel;
+  SearchSignals signals(oc.max_witnesses);
+  const std::unique_ptr<RegionEvaluator> inner = evaluator_for(t, oc, signals, trees);
+  const CancelAfter regions(*inner, cancel, budget);
+  Env env = test::make_env("60", threads);
+  RegionScheduler scheduler(regions, signals, t.schema, oc, env);
+  return parse_search_state(search_state_text(scheduler.search(std::move(state)), question), "round.json", question);
+}
+
+// The answer of a finished state (one run's, resumed or joined) must be the straight run's: the same
+// exact counts, verdict and regions (every region refined once).
+void expect_answer_of(const test::Tiny& t, bool trees, SearchState finished, const FairnessResult& straight) {
+  const CompleteSearchOptions o = test::quantify_options(t);
   SearchSignals signals(o.max_witnesses);
   const std::unique_ptr<RegionEvaluator> regions = evaluator_for(t, o, signals, trees);
-  Env env = test::make_env("60", threads);
-  const FairnessResult joined = RegionScheduler(*regions, signals, t.schema, o, env).answer(std::move(*state));
+  Env env = test::make_env("60", 1);
+  const FairnessResult joined = RegionScheduler(*regions, signals, t.schema, o, env).answer(std::move(finished));
   EXPECT_TRUE(joined.share.exact) << joined.reason;
   EXPECT_EQ(joined.share.falsified_points, straight.share.falsified_points);
   EXPECT_EQ(joined.share.points, straight.share.points);
   EXPECT_EQ(joined.share.certified, straight.share.certified);
   EXPECT_EQ(joined.verdict, straight.verdict);
-  EXPECT_EQ(joined.stats.regions, straight.stats.regions) << "every region refined once, across the rounds";
-  if (straight.stats.regions > 8 * budget) {  // a refinement evaluates up to two regions
+  EXPECT_EQ(joined.stats.regions, straight.stats.regions) << "every region refined once";
+}
+
+// Runs t's quantification in rounds of `budget` refinements, each round a new scheduler continuing
+// from the previous round's state read back from its text; the joined answer must equal one run's.
+void expect_resumed_counts(const test::Tiny& t, bool trees, int budget, unsigned threads) {
+  SCOPED_TRACE(t.name + " budget " + std::to_string(budget) + " threads " + std::to_string(threads));
+  const CompleteSearchOptions o = test::quantify_options(t);
+  Env straight_env = test::make_env("60", threads);
+  const FairnessResult straight = complete_search(t.model, t.schema, o, straight_env);
+  ASSERT_TRUE(straight.share.exact) << straight.reason;
+  std::optional<SearchState> state;
+  int rounds = 0;
+  for (; rounds < 2000; ++rounds) {
+    state = continue_for(t, trees, o, std::move(state), budget, threads);
+    if (state->tally.left.empty()) break;
+  }
+  ASSERT_TRUE(state->tally.left.empty()) << "not finished after " << rounds << " rounds";
+  expect_answer_of(t, trees, std::move(*state), straight);
+  if (straight.stats.regions > 8 * static_cast<std::int64_t>(budget)) {  // a refinement evaluates up to two regions
     EXPECT_GT(rounds, 2) << "the search was not stopped mid-way";
   }
 }
@@ -130,6 +143,53 @@ TEST(SearchState, StoppedAndResumedTreeSearchesEndWithTheSameCounts) {
     expect_resumed_counts(test::random_forest(test::kCategoricalMiddle, seed, false, true), true, 2, 1);
     expect_resumed_counts(test::random_forest(test::kTwoProtected, seed, true, false), true, 5, 2);
   }
+}
+
+// Runs t's quantification as rank 0 of mpirun does when it steals: each state is continued for
+// `budget` refinements, and one left unfinished is divided into 2 or 3 pieces (what was closed
+// apart), each continued on its own through the file format; the pieces joined must answer as one run.
+void expect_divided_counts(const test::Tiny& t, bool trees, int budget) {
+  SCOPED_TRACE(t.name + " budget " + std::to_string(budget));
+  const CompleteSearchOptions o = test::quantify_options(t);
+  Env straight_env = test::make_env("60", 1);
+  const FairnessResult straight = complete_search(t.model, t.schema, o, straight_env);
+  ASSERT_TRUE(straight.share.exact) << straight.reason;
+  std::vector<std::optional<SearchState>> pending{std::nullopt};
+  std::vector<SearchState> done;
+  int divided = 0;
+  SearchSignals whole_signals(o.max_witnesses);
+  const long double domain_points = evaluator_for(t, o, whole_signals, trees)->domain_points();
+  for (int rounds = 0; !pending.empty(); ++rounds) {
+    ASSERT_LT(rounds, 5000) << "not finished";
+    std::optional<SearchState> state = std::move(pending.back());
+    pending.pop_back();
+    SearchState end = continue_for(t, trees, o, std::move(state), budget, 1);
+    if (end.tally.left.empty()) {
+      done.push_back(std::move(end));
+      continue;
+    }
+    ++divided;
+    std::vector<SearchState> pieces = divide_search_state(std::move(end), 2 + rounds % 2, domain_points, true);
+    EXPECT_TRUE(pieces[0].tally.left.empty()) << "the closed piece holds no open region";
+    done.push_back(std::move(pieces[0]));
+    for (std::size_t k = 1; k < pieces.size(); ++k)
+      if (!pieces[k].tally.left.empty()) pending.emplace_back(std::move(pieces[k]));
+  }
+  for (std::size_t k = 0; k < done.size(); ++k) {
+    done[k].part = static_cast<int>(k);
+    done[k].parts = static_cast<int>(done.size());
+  }
+  expect_answer_of(t, trees, join_search_states(std::move(done), "pieces"), straight);
+  if (straight.stats.regions > 8 * static_cast<std::int64_t>(budget)) {
+    EXPECT_GT(divided, 2) << "no state was divided";
+  }
+}
+
+TEST(SearchState, DividedStatesContinuedApartEndWithTheSameCounts) {
+  for (std::uint64_t seed : {1, 2}) expect_divided_counts(test::medium_tiny(seed), false, 5);
+  for (std::uint64_t seed : {1, 2})
+    expect_divided_counts(test::random_forest(kTreeDomain, seed, seed == 2, true), true, 4);
+  expect_divided_counts(test::random_forest(test::kTwoProtected, 1, true, false), true, 3);
 }
 
 // A finished search's state, saved and read back, and states of sub-problems.

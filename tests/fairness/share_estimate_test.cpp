@@ -121,17 +121,10 @@ void expect_covers(const Coverage& c, const Frontier& f, double truth) {
   EXPECT_LT(c.width / c.runs, static_cast<double>(f.mass.undecided / f.mass.valid)) << "truth " << truth;
 }
 
-CompleteSearchOptions quantify_options(const test::Tiny& t) {
-  CompleteSearchOptions o;
-  o.protected_features = t.prot;
-  o.quantify = true;
-  return o;
-}
-
 // A 161,000-point network, its regions, and the true share of its unfair points.
 struct CountedNetwork {
   test::Tiny t = test::medium_tiny(5);
-  CompleteSearchOptions o = quantify_options(t);
+  CompleteSearchOptions o = test::quantify_options(t);
   SearchSignals signals{o.max_witnesses};
   NetworkRegions regions{t.model, t.schema, o, *relu_network_of(t.model, nullptr), signals};
   double truth =

@@ -19,6 +19,7 @@
 
 #include "core/env.h"
 #include "domain/schema.h"
+#include "fairness/complete_search.h"
 #include "fairness/verdict.h"
 #include "model/evaluator.h"
 #include "model/model.h"
@@ -88,6 +89,14 @@ struct Tiny {
 };
 
 inline Schema schema_of(const char* toml) { return parse_schema(toml, "tiny.toml"); }
+
+// The complete engine quantifying t over its protected features.
+inline CompleteSearchOptions quantify_options(const Tiny& t) {
+  CompleteSearchOptions o;
+  o.protected_features = t.prot;
+  o.quantify = true;
+  return o;
+}
 
 inline std::vector<bool> protected_model_inputs(const Schema& s, const std::vector<int>& prot) {
   std::vector<bool> out(static_cast<std::size_t>(s.model_width()), false);
