@@ -141,6 +141,7 @@ struct Holder {
   bool holding = false;   // solving a part
   bool yielding = false;  // asked to hand its part back, to be divided with an idle rank
   bool waiting = false;   // a worker rank that asked for a part when none was left
+  bool retired = false;   // told there is no more
   double since = 0.0;     // when it got its part
 };
 
@@ -151,7 +152,6 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
   std::deque<SearchState> waiting(std::make_move_iterator(parts.begin()), std::make_move_iterator(parts.end()));
   std::vector<SearchState> results;
   std::vector<Holder> at(static_cast<std::size_t>(size));
-  std::vector<bool> retired(static_cast<std::size_t>(size), false);  // told there is no more
   bool stopping = false;
   int divided = 0;  // parts asked back and divided
   PartSolver local(regions, signals, schema, o, env);
@@ -238,8 +238,7 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
       Holder& h = at[static_cast<std::size_t>(r)];
       if (h.waiting && (stopping || (waiting.empty() && !anyone_holds))) {
         send_text(r, kNone, "");
-        h.waiting = false;
-        retired[static_cast<std::size_t>(r)] = true;
+        h.waiting = false, h.retired = true;
       }
     }
     if (std::any_of(at.begin(), at.end(), [](const Holder& x) { return x.waiting; })) steal();
@@ -255,7 +254,7 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
       }
       continue;
     }
-    const bool all_retired = std::count(retired.begin() + 1, retired.end(), true) == size - 1;
+    const bool all_retired = std::all_of(at.begin() + 1, at.end(), [](const Holder& x) { return x.retired; });
     if (all_retired && !local.busy() && (waiting.empty() || stopping)) break;
     std::this_thread::sleep_for(kPollPause);
   }
