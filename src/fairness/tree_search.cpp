@@ -13,6 +13,7 @@
 #include "fairness/region_scheduler.h"
 #include "fairness/search_tally.h"
 #include "fairness/tree_cell_count.h"
+#include "fairness/tree_copies.h"
 #include "fairness/valid_combinations.h"
 #include "model/evaluator.h"
 
@@ -27,20 +28,7 @@ constexpr double kEnumeratedPoints = 16.0;  // boxes this small are decided poin
 constexpr int kCountableTrees = 16;
 constexpr std::size_t kMaxOpen = std::size_t{1} << 20;  // about 400 MB of open boxes on 20 features
 
-// What deciding one box found.
-struct Outcome {
-  enum class Kind : std::uint8_t { Certified, Falsified, Mixed, Split } kind = Kind::Split;
-  long double certified = 0.0L, falsified = 0.0L, invalid = 0.0L;
-  bool inexact = false;  // certified without knowing how many of its points are people
-  bool all = false;      // every point falsified
-  std::vector<SearchRegion> children;
-  std::vector<WitnessPair> witnesses;
-  std::vector<Eigen::VectorXd> unfair_points;  // enumerated
-  // Counted by cells: the unfair points per run of alike values (ClosedRegion's).
-  std::vector<std::vector<long double>> unfair_by_value;
-  std::vector<std::vector<double>> unfair_run_ends;
-  std::int64_t rejected = 0;
-};
+using Outcome = TreeBoxOutcome;
 
 // Per-worker evaluator of the original model (its buffers are not shared).
 struct TreeScratch final : RegionScratch {
@@ -58,23 +46,12 @@ class TreeRegions final : public RegionEvaluator {
         o_(o),
         signals_(signals),
         trees_(std::move(trees)),
-        combos_(protected_combinations(schema, o.protected_features)),
-        is_protected_(schema.feature_mask(o.protected_features)),
-        valid_(schema, o.protected_features, combos_) {
+        copies_(model, schema, o, trees_, signals),
+        is_protected_(copies_.is_protected()) {
     for (int f = 0; f < schema.size(); ++f)
       if (!is_protected_[static_cast<std::size_t>(f)] && !schema.feature(f).integral() &&
           schema.feature(f).max > schema.feature(f).min)
         real_domain_ = true;
-    // Protected values that every split tests alike give the same outputs everywhere: one copy each.
-    std::map<std::vector<char>, int> classes;
-    for (std::size_t c = 0; c < combos_.size(); ++c) {
-      Eigen::VectorXd point = Eigen::VectorXd::Zero(schema.size());
-      set_combo(point, point, c);
-      const auto [it, fresh] =
-          classes.try_emplace(trees_.fingerprint(point, is_protected_), static_cast<int>(copies_.size()));
-      if (fresh) copies_.push_back(static_cast<int>(c));
-      copy_of_.push_back(it->second);
-    }
     trees_.watch(is_protected_);
   }
 
@@ -125,10 +102,11 @@ class TreeRegions final : public RegionEvaluator {
     std::optional<TreeScratch> own;
     auto* s = dynamic_cast<TreeScratch*>(scratch);
     if (s == nullptr) s = &own.emplace(model_);
-    const std::vector<std::vector<int>> label = copy_labels(raw, s->evaluator);
+    const std::vector<std::vector<int>> label = copies_.copy_labels(raw, s->evaluator);
     std::vector<PointVerdict> out(static_cast<std::size_t>(raw.cols()));
     std::size_t a = 0, b = 0;
-    for (Eigen::Index p = 0; p < raw.cols(); ++p) out[static_cast<std::size_t>(p)] = verdict_at(raw, p, label, a, b);
+    for (Eigen::Index p = 0; p < raw.cols(); ++p)
+      out[static_cast<std::size_t>(p)] = copies_.verdict_at(raw, p, label, a, b);
     return out;
   }
 
@@ -137,103 +115,14 @@ class TreeRegions final : public RegionEvaluator {
   }
 
   void record_stats(Env& env, const SearchTally& /*tally*/) const override {
-    env.stats.set("trees.copies", static_cast<double>(copies_.size()));
+    env.stats.set("trees.copies", static_cast<double>(copies_.copies()));
     env.stats.set("trees.splits", static_cast<double>(trees_.split_count()));
   }
 
  private:
-  void set_combo(Eigen::VectorXd& lo, Eigen::VectorXd& hi, std::size_t c) const {
-    for (std::size_t k = 0; k < o_.protected_features.size(); ++k)
-      lo(o_.protected_features[k]) = hi(o_.protected_features[k]) = combos_[c](static_cast<Eigen::Index>(k));
+  [[nodiscard]] int constraint_split(const SearchRegion& b) const {
+    return copies_.valid().widest_constrained(b.lo, b.hi);
   }
-  [[nodiscard]] bool wants_witnesses() const { return signals_.wants_witnesses(); }
-
-  // Labels of the raw points (columns) with combination c, by the original model in double.
-  std::vector<int> labels(const Eigen::MatrixXd& raw, std::size_t c, Evaluator<double>& ev) const {
-    const Eigen::MatrixXd rc = with_protected(raw, o_.protected_features, combos_[c]);
-    std::vector<int> out;
-    ev.labels(schema_.to_model_columns(rc), out);
-    return out;
-  }
-
-  // A replayed witness at the raw point with combinations i and j, if it is one.
-  void try_pair(const Eigen::VectorXd& raw, std::size_t i, std::size_t j, Outcome& out) const {
-    const Eigen::MatrixXd ri = with_protected(raw, o_.protected_features, combos_[i]);
-    const Eigen::MatrixXd rj = with_protected(raw, o_.protected_features, combos_[j]);
-    Eigen::VectorXd a = ri.col(0), b = rj.col(0);
-    if (valid_.constrained()) {
-      schema_.constraints().derive(a);
-      schema_.constraints().derive(b);
-    }
-    if (auto w = replay_witness(model_, schema_, o_.protected_features, schema_.to_model(a), schema_.to_model(b))) {
-      out.witnesses.push_back(std::move(*w));
-    } else {
-      ++out.rejected;
-    }
-  }
-
-  // Every point of a small box, each with the combinations valid at it.
-  void enumerate(const SearchRegion& b, Outcome& out, Evaluator<double>& ev) const {
-    std::vector<int> dims;
-    Eigen::Index n = 1;
-    for (int f = 0; f < schema_.size(); ++f)
-      if (!is_protected_[static_cast<std::size_t>(f)] && b.hi(f) > b.lo(f)) {
-        dims.push_back(f);
-        n *= static_cast<Eigen::Index>(b.hi(f) - b.lo(f) + 1.0);
-      }
-    Eigen::MatrixXd raw = b.lo.replicate(1, n);
-    for (Eigen::Index p = 0, rest = 0; p < n; ++p) {
-      rest = p;
-      for (int f : dims) {
-        const auto span = static_cast<Eigen::Index>(b.hi(f) - b.lo(f) + 1.0);
-        raw(f, p) = b.lo(f) + static_cast<double>(rest % span);
-        rest /= span;
-      }
-    }
-    const std::vector<std::vector<int>> label = copy_labels(raw, ev);
-    out.kind = Outcome::Kind::Mixed;
-    for (Eigen::Index p = 0; p < n; ++p) {
-      std::size_t a = 0, second = 0;
-      const PointVerdict v = verdict_at(raw, p, label, a, second);
-      if (v == PointVerdict::NoPerson) {
-        out.invalid += 1.0L;
-      } else if (v == PointVerdict::Unfair) {
-        out.falsified += 1.0L;
-        out.unfair_points.emplace_back(raw.col(p));
-        if (wants_witnesses() && out.witnesses.size() < static_cast<std::size_t>(std::max(1, o_.max_witnesses)))
-          try_pair(raw.col(p), second, a, out);
-      } else {
-        out.certified += 1.0L;
-      }
-    }
-  }
-
-  // Each copy's labels at the raw points (columns).
-  std::vector<std::vector<int>> copy_labels(const Eigen::MatrixXd& raw, Evaluator<double>& ev) const {
-    std::vector<std::vector<int>> label(copies_.size());
-    for (std::size_t k = 0; k < copies_.size(); ++k) label[k] = labels(raw, static_cast<std::size_t>(copies_[k]), ev);
-    return label;
-  }
-
-  // Point p over the combinations valid at it; for Unfair, a and b are two whose labels differ.
-  PointVerdict verdict_at(const Eigen::MatrixXd& raw, Eigen::Index p, const std::vector<std::vector<int>>& label,
-                          std::size_t& a, std::size_t& b) const {
-    int seen = -1;
-    bool any = false;
-    for (std::size_t c = 0; c < combos_.size(); ++c) {
-      if (valid_.constrained() && !valid_.valid(raw.col(p), c)) continue;
-      const int l = label[static_cast<std::size_t>(copy_of_[c])][static_cast<std::size_t>(p)];
-      if (!any) {
-        any = true, seen = l, a = c;
-      } else if (l != seen) {
-        b = c;
-        return PointVerdict::Unfair;
-      }
-    }
-    return any ? PointVerdict::Fair : PointVerdict::NoPerson;
-  }
-
-  [[nodiscard]] int constraint_split(const SearchRegion& b) const { return valid_.widest_constrained(b.lo, b.hi); }
 
   // Halves of b at `cut` of feature f: (f <= cut) and (f > cut).
   void split(const SearchRegion& b, int f, double cut, Outcome& out) const {
@@ -258,8 +147,9 @@ class TreeRegions final : public RegionEvaluator {
   [[nodiscard]] Outcome decide(SearchRegion& b, Evaluator<double>& ev) const {
     Outcome out;
     const long double measure = b.measure;
-    std::vector<Truth> truth(combos_.size(), Truth::Always);
-    if (valid_.constrained()) {
+    const ValidCombinations& valid = copies_.valid();
+    std::vector<Truth> truth(copies_.combinations(), Truth::Always);
+    if (valid.constrained()) {
       if (!schema_.constraints().narrow(b.lo, b.hi, is_protected_)) {
         out.kind = Outcome::Kind::Mixed;
         out.invalid = measure;
@@ -267,7 +157,7 @@ class TreeRegions final : public RegionEvaluator {
       }
       b.measure = box_measure(schema_, is_protected_, b.lo, b.hi);
       out.invalid = measure - b.measure;
-      truth = valid_.over_box(b.lo, b.hi);
+      truth = valid.over_box(b.lo, b.hi);
     }
     const bool nobody = std::all_of(truth.begin(), truth.end(), [](Truth t) { return t == Truth::Never; });
     const bool everyone = std::any_of(truth.begin(), truth.end(), [](Truth t) { return t == Truth::Always; });
@@ -283,7 +173,7 @@ class TreeRegions final : public RegionEvaluator {
       return true;
     }();
     if (discrete && b.measure <= kEnumeratedPoints) {
-      enumerate(b, out, ev);
+      copies_.enumerate(b, out, ev);
       return out;
     }
     auto certified = [&]() -> Outcome& {
@@ -312,20 +202,20 @@ class TreeRegions final : public RegionEvaluator {
       if (!reach.reads) return certified();
     }
     // Each copy's label over the box, exact once every tree reaches one leaf.
-    std::vector<int> label(copies_.size(), -1);
+    std::vector<int> label(copies_.copies(), -1);
     int cut_feature = -1, open_trees = 0;
     double cut = 0.0, weight = -1.0;
-    for (std::size_t k = 0; k < copies_.size(); ++k) {
-      const auto c = static_cast<std::size_t>(copies_[k]);
+    for (std::size_t k = 0; k < copies_.copies(); ++k) {
+      const std::size_t c = copies_.combination_of_copy(k);
       bool needed = false;
-      for (std::size_t d = 0; d < combos_.size(); ++d)
-        needed = needed || (copy_of_[d] == static_cast<int>(k) && truth[d] != Truth::Never);
+      for (std::size_t d = 0; d < copies_.combinations(); ++d)
+        needed = needed || (copies_.copy_of(d) == k && truth[d] != Truth::Never);
       if (!needed) continue;
       Eigen::VectorXd lo = b.lo, hi = b.hi;
-      set_combo(lo, hi, c);
+      copies_.set_combo(lo, hi, c);
       const BoxScores s = trees_.scores(lo, hi);
       if (s.leaves_only) {
-        label[k] = labels(b.lo, c, ev)[0];
+        label[k] = copies_.labels(b.lo, c, ev)[0];
       } else {
         label[k] = trees_.label(s);
         open_trees = std::max(open_trees, s.open_trees);
@@ -335,14 +225,14 @@ class TreeRegions final : public RegionEvaluator {
     // Pairs of valid combinations whose labels are known to differ everywhere, or may.
     bool unknown = false, flips_everywhere = false, flips_where_valid = false;
     std::size_t fi = 0, fj = 0;
-    for (std::size_t i = 0; i < combos_.size(); ++i) {
+    for (std::size_t i = 0; i < copies_.combinations(); ++i) {
       if (truth[i] == Truth::Never) continue;
-      const int li = label[static_cast<std::size_t>(copy_of_[i])];
-      for (std::size_t j = i + 1; j < combos_.size(); ++j) {
+      const int li = label[copies_.copy_of(i)];
+      for (std::size_t j = i + 1; j < copies_.combinations(); ++j) {
         if (truth[j] == Truth::Never) continue;
-        const int lj = label[static_cast<std::size_t>(copy_of_[j])];
+        const int lj = label[copies_.copy_of(j)];
         if (li < 0 || lj < 0) {
-          unknown = unknown || copy_of_[i] != copy_of_[j];
+          unknown = unknown || copies_.copy_of(i) != copies_.copy_of(j);
           continue;
         }
         if (li == lj) continue;
@@ -358,14 +248,12 @@ class TreeRegions final : public RegionEvaluator {
       out.kind = Outcome::Kind::Falsified;
       out.falsified = b.measure;
       out.all = true;
-      if (wants_witnesses()) {
-        try_pair(centre(b), fi, fj, out);
-      }
+      if (copies_.wants_witnesses()) copies_.try_pair(centre(b), fi, fj, out);
       return out;
     }
     if (!unknown && !flips_where_valid) return certified();
     // A point in the middle may already be a witness (the first one sooner than by splitting).
-    if (wants_witnesses()) probe_centre(b, truth, out, ev);
+    if (copies_.wants_witnesses()) copies_.probe(centre(b), truth, out, ev);
     if (o_.quantify && unknown && discrete && open_trees <= kCountableTrees && counted_by_cells(b, truth, out, ev))
       return out;
     if (!unknown) {  // flips only where both people exist: split on the constraints to decide it
@@ -407,23 +295,24 @@ class TreeRegions final : public RegionEvaluator {
   bool counted_by_cells(const SearchRegion& b, const std::vector<Truth>& truth, Outcome& out,
                         Evaluator<double>& ev) const {
     std::vector<Eigen::VectorXd> lo, hi;
-    for (std::size_t k = 0; k < copies_.size(); ++k) {
+    for (std::size_t k = 0; k < copies_.copies(); ++k) {
       bool always = false;
-      for (std::size_t c = 0; c < combos_.size(); ++c) {
-        if (copy_of_[c] != static_cast<int>(k)) continue;
+      for (std::size_t c = 0; c < copies_.combinations(); ++c) {
+        if (copies_.copy_of(c) != k) continue;
         if (truth[c] == Truth::Maybe) return false;
         always = always || truth[c] == Truth::Always;
       }
       if (!always) continue;
       lo.push_back(b.lo);
       hi.push_back(b.hi);
-      set_combo(lo.back(), hi.back(), static_cast<std::size_t>(copies_[k]));
+      copies_.set_combo(lo.back(), hi.back(), copies_.combination_of_copy(k));
     }
     std::optional<CellCounts> c = cells_.count(lo, hi);
     if (!c) return false;
     // An unfair point the count found, replayed: the run's witness even when every unfair point
     // lies in counted boxes (closing does not wait for one, so the regions do not depend on timing).
-    if (c->unfair > 0.0L && out.witnesses.empty() && wants_witnesses()) probe(c->unfair_point, truth, out, ev);
+    if (c->unfair > 0.0L && out.witnesses.empty() && copies_.wants_witnesses())
+      copies_.probe(c->unfair_point, truth, out, ev);
     out.kind = Outcome::Kind::Mixed;
     out.certified = c->fair;
     out.falsified = c->unfair;
@@ -442,37 +331,14 @@ class TreeRegions final : public RegionEvaluator {
     return c;
   }
 
-  void probe_centre(const SearchRegion& b, const std::vector<Truth>& truth, Outcome& out, Evaluator<double>& ev) const {
-    probe(centre(b), truth, out, ev);
-  }
-  // A replayed witness at the raw point if two valid combinations label it differently.
-  void probe(Eigen::VectorXd derived, const std::vector<Truth>& truth, Outcome& out, Evaluator<double>& ev) const {
-    if (valid_.constrained()) schema_.constraints().derive(derived);
-    int seen = -1;
-    std::size_t first = 0;
-    for (std::size_t c = 0; c < combos_.size(); ++c) {
-      if (truth[c] == Truth::Never || (valid_.constrained() && !valid_.valid(derived, c))) continue;
-      const int l = labels(derived, c, ev)[0];
-      if (seen < 0) {
-        seen = l, first = c;
-      } else if (l != seen) {
-        try_pair(derived, c, first, out);
-        return;
-      }
-    }
-  }
-
   long double domain_points_;
   const Model& model_;
   const Schema& schema_;
   const CompleteSearchOptions& o_;
   const SearchSignals& signals_;
   RawTrees trees_;
-  std::vector<Eigen::VectorXd> combos_;
-  std::vector<bool> is_protected_;
-  ValidCombinations valid_;
-  std::vector<int> copies_;   // per copy, one combination it stands for
-  std::vector<int> copy_of_;  // per combination, its copy
+  TreeCopies copies_;
+  const std::vector<bool>& is_protected_;
   TreeCellCount cells_{trees_, schema_};
   bool real_domain_ = false;
 };
