@@ -1,4 +1,5 @@
-// ONNX writer: model IR -> onnx::ModelProto (opset 13, ai.onnx.ml 3).
+// ONNX writer: model IR -> onnx::ModelProto (opset 13, ai.onnx.ml 3; ai.onnx.ml 5 when a tree
+// ensemble has set-membership splits, which only its TreeEnsemble op expresses).
 //
 // The whole graph is float64, so that weights stay the exact doubles the IR holds (Gemm wants one
 // element type for all its operands). Each IR node i becomes the value "n<i>" (the input is "input");
@@ -8,6 +9,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -36,17 +38,21 @@ class Writer {
   static void attr(onnx::NodeProto* n, const std::string& name, const std::vector<std::int64_t>& v);
   static void attr(onnx::NodeProto* n, const std::string& name, const std::vector<std::string>& v);
   static void attr_tensor(onnx::NodeProto* n, const std::string& name, const std::vector<double>& v);
+  static void attr_bytes(onnx::NodeProto* n, const std::string& name, const std::vector<std::uint8_t>& v);
   std::string name(int id) const { return id == m_.input ? std::string("input") : fmt::format("n{}", id); }
   // The value of node `id` with the batch dim: a [1, w] constant is repeated for every row.
   std::string batched_value(int id);
   void node(int id);
   void tree_ensemble(int id, const Node& nd);
+  // ai.onnx.ml 5 TreeEnsemble (the sums into `y`, double like its input).
+  void tree_ensemble_v5(const TreeEnsemble& te, const std::string& input, const std::string& y);
 
   const Model& m_;
   std::string path_;
   onnx::GraphProto* g_ = nullptr;
   std::vector<bool> batched_;
   int temp_ = 0;
+  bool ml5_ = false;  // tree ensembles as ai.onnx.ml 5 TreeEnsemble
 };
 
 onnx::NodeProto* Writer::add(const std::string& op, std::vector<std::string> inputs, const std::string& output,
@@ -125,6 +131,16 @@ void Writer::attr_tensor(onnx::NodeProto* n, const std::string& name, const std:
   for (const double x : v) t->add_double_data(x);
 }
 
+void Writer::attr_bytes(onnx::NodeProto* n, const std::string& name, const std::vector<std::uint8_t>& v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::TENSOR);
+  Proto* t = a->mutable_t();
+  t->set_data_type(Proto::UINT8);
+  t->add_dims(static_cast<std::int64_t>(v.size()));
+  t->set_raw_data(std::string(v.begin(), v.end()));
+}
+
 std::string Writer::batched_value(int id) {
   if (batched_[static_cast<std::size_t>(id)]) return name(id);
   // Where(c, v, v) with a [N, 1] condition broadcasts v to [N, w] whatever c is, with no arithmetic
@@ -144,6 +160,22 @@ void Writer::tree_ensemble(int id, const Node& nd) {
   // Always a regressor: its sums are exactly the IR's scores (classifier ops add label logic whose
   // binary cases differ between runtimes). The decision rule travels in the metadata.
   const std::string y = out + "_y";
+  if (ml5_) {
+    tree_ensemble_v5(te, name(nd.inputs[0]), y);
+    if (!te.base_values.empty()) {  // not an attribute of TreeEnsemble: added to its sums, as ai.onnx.ml 3 does
+      add("Add", {y, init(out + "_base", {1, static_cast<std::int64_t>(te.base_values.size())}, te.base_values)},
+          y + "_b");
+    }
+    const std::string sums = te.base_values.empty() ? y : y + "_b";
+    const std::string s = te.binary_single_score ? out + "_s" : out;
+    add("Identity", {sums}, s);
+    if (te.binary_single_score) {
+      const std::string total = init(out + "_total", {1, 1}, {te.binary_total});
+      add("Sub", {total, s}, out + "_neg");
+      attr(add("Concat", {out + "_neg", s}, out), "axis", std::int64_t{1});
+    }
+    return;
+  }
   onnx::NodeProto* n = add("TreeEnsembleRegressor", {name(nd.inputs[0])}, y, "ai.onnx.ml");
   std::vector<std::int64_t> tree_ids, node_ids, features, true_ids, false_ids, missing;
   std::vector<std::string> modes;
@@ -170,8 +202,7 @@ void Writer::tree_ensemble(int id, const Node& nd) {
         case TreeEnsemble::Mode::Gt: modes.emplace_back("BRANCH_GT"); break;
         case TreeEnsemble::Mode::Eq: modes.emplace_back("BRANCH_EQ"); break;
         case TreeEnsemble::Mode::Neq: modes.emplace_back("BRANCH_NEQ"); break;
-        case TreeEnsemble::Mode::Member:
-          throw UnsupportedError("save_onnx: a set-membership split (categorical) needs ai.onnx.ml 5, not written yet");
+        case TreeEnsemble::Mode::Member: throw InternalError("save_onnx: a set-membership split in ai.onnx.ml 3");
       }
     }
     for (const auto& leaf : tree.leaves) {
@@ -211,6 +242,102 @@ void Writer::tree_ensemble(int id, const Node& nd) {
     add("Sub", {total, s}, out + "_neg");
     attr(add("Concat", {out + "_neg", s}, out), "axis", std::int64_t{1});
   }
+}
+
+void Writer::tree_ensemble_v5(const TreeEnsemble& te, const std::string& input, const std::string& y) {
+  onnx::NodeProto* n = add("TreeEnsemble", {input}, y, "ai.onnx.ml");
+  // Interior nodes and leaves are numbered apart; a child is either, as nodes_*leafs says.
+  std::vector<std::int64_t> roots, features, true_ids, false_ids, true_leafs, false_leafs, missing, targets;
+  std::vector<double> splits, weights, members;
+  std::vector<std::uint8_t> modes;
+  auto add_leaf = [&](int target, double weight) {
+    targets.push_back(target);
+    weights.push_back(weight);
+    return static_cast<std::int64_t>(weights.size() - 1);
+  };
+  for (std::size_t t = 0; t < te.trees.size(); ++t) {
+    const auto& tree = te.trees[t];
+    // A leaf of the IR adds to at most one target here (one weight per ai.onnx.ml 5 leaf).
+    auto leaf_weight = [&](int node) -> std::pair<int, double> {
+      const auto ws = tree.leaves_of(node);
+      if (ws.size() > 1)
+        throw UnsupportedError(
+            fmt::format("save_onnx: tree {} has a leaf adding to {} outputs, which ai.onnx.ml 5 (needed here for its "
+                        "set-membership splits) cannot write",
+                        t, ws.size()));
+      return ws.empty() ? std::pair{0, 0.0} : std::pair{ws[0].target, ws[0].weight};
+    };
+    std::vector<std::int64_t> index(tree.nodes.size(), -1);  // interior nodes' indices; leaves get theirs below
+    const auto first = static_cast<std::int64_t>(features.size());
+    std::int64_t next = first;
+    for (std::size_t i = 0; i < tree.nodes.size(); ++i)
+      if (tree.nodes[i].mode != TreeEnsemble::Mode::Leaf) index[i] = next++;
+    roots.push_back(first);
+    if (next == first) {
+      // One leaf: the root must be an interior node; x <= +inf (NaN: true too) reaches it either way.
+      const auto [target, weight] = leaf_weight(0);
+      features.push_back(0);
+      splits.push_back(std::numeric_limits<double>::infinity());
+      modes.push_back(0);
+      missing.push_back(1);
+      true_leafs.push_back(1), true_ids.push_back(add_leaf(target, weight));
+      false_leafs.push_back(1), false_ids.push_back(add_leaf(target, weight));
+      continue;
+    }
+    for (std::size_t i = 0; i < tree.nodes.size(); ++i) {
+      const auto& x = tree.nodes[i];
+      if (x.mode == TreeEnsemble::Mode::Leaf) continue;
+      features.push_back(x.feature);
+      missing.push_back(x.missing_tracks_true ? 1 : 0);
+      splits.push_back(x.mode == TreeEnsemble::Mode::Member ? 0.0 : x.threshold);
+      switch (x.mode) {
+        case TreeEnsemble::Mode::Leq: modes.push_back(0); break;
+        case TreeEnsemble::Mode::Lt: modes.push_back(1); break;
+        case TreeEnsemble::Mode::Geq: modes.push_back(2); break;
+        case TreeEnsemble::Mode::Gt: modes.push_back(3); break;
+        case TreeEnsemble::Mode::Eq: modes.push_back(4); break;
+        case TreeEnsemble::Mode::Neq: modes.push_back(5); break;
+        case TreeEnsemble::Mode::Member:
+          modes.push_back(6);
+          members.insert(members.end(), x.members.begin(), x.members.end());
+          members.push_back(std::numeric_limits<double>::quiet_NaN());  // ends this node's set
+          break;
+        case TreeEnsemble::Mode::Leaf: break;
+      }
+      for (const int child : {x.true_child, x.false_child}) {
+        const bool leaf = tree.nodes[static_cast<std::size_t>(child)].mode == TreeEnsemble::Mode::Leaf;
+        std::int64_t id = index[static_cast<std::size_t>(child)];
+        if (leaf) {
+          const auto [target, weight] = leaf_weight(child);
+          id = add_leaf(target, weight);
+        }
+        (child == x.true_child ? true_leafs : false_leafs).push_back(leaf ? 1 : 0);
+        (child == x.true_child ? true_ids : false_ids).push_back(id);
+      }
+    }
+  }
+  attr(n, "tree_roots", roots);
+  attr(n, "nodes_featureids", features);
+  attr_tensor(n, "nodes_splits", splits);
+  attr_bytes(n, "nodes_modes", modes);
+  attr(n, "nodes_truenodeids", true_ids);
+  attr(n, "nodes_falsenodeids", false_ids);
+  attr(n, "nodes_trueleafs", true_leafs);
+  attr(n, "nodes_falseleafs", false_leafs);
+  attr(n, "nodes_missing_value_tracks_true", missing);
+  if (!members.empty()) attr_tensor(n, "membership_values", members);
+  attr(n, "leaf_targetids", targets);
+  attr_tensor(n, "leaf_weights", weights);
+  attr(n, "n_targets", static_cast<std::int64_t>(te.n_targets));
+  std::int64_t agg = 1;
+  switch (te.aggregate) {
+    case TreeEnsemble::Aggregate::Average: agg = 0; break;
+    case TreeEnsemble::Aggregate::Sum: agg = 1; break;
+    case TreeEnsemble::Aggregate::Min: agg = 2; break;
+    case TreeEnsemble::Aggregate::Max: agg = 3; break;
+  }
+  attr(n, "aggregate_function", agg);
+  attr(n, "post_transform", std::int64_t{0});
 }
 
 void Writer::node(int id) {
@@ -328,9 +455,13 @@ onnx::ModelProto Writer::write() {
   auto* core = mp.add_opset_import();
   core->set_domain("");
   core->set_version(13);
+  for (const Node& nd : m_.nodes)
+    if (nd.op == OpKind::TreeEnsemble)
+      for (const auto& tree : nd.trees->trees)
+        for (const auto& x : tree.nodes) ml5_ = ml5_ || x.mode == TreeEnsemble::Mode::Member;
   auto* ml = mp.add_opset_import();
   ml->set_domain("ai.onnx.ml");
-  ml->set_version(3);
+  ml->set_version(ml5_ ? 5 : 3);
   g_ = mp.mutable_graph();
   g_->set_name(m_.name.empty() ? std::string("model") : m_.name);
   add_type(g_->add_input(), "input", m_.input_width());

@@ -279,6 +279,33 @@ TEST(OnnxRoundTrip, Trees) {
   round_trip_fixture("tree_regressor");
 }
 
+TEST(OnnxRoundTrip, SetMembershipTreesAreWrittenAsTreeEnsembleV5) {
+  // Set-membership splits, missing values, a one-leaf tree, MIN and AVERAGE, one score.
+  for (const char* name : {"tree_ensemble_v5", "tree_ensemble_v5_min", "tree_ensemble_v5_binary"}) {
+    round_trip_fixture(name);
+    // Inputs on the sets' values (0..5, each member and not) and NaN.
+    const Model m = load_onnx(fixture(std::string(name) + ".onnx"));
+    const Model back = load_onnx(temp_path(std::string(name) + "_back.onnx"));
+    Eigen::MatrixXd x(m.input_width(), 7 * 7);
+    for (Eigen::Index c = 0; c < x.cols(); ++c)
+      for (Eigen::Index r = 0; r < x.rows(); ++r) {
+        const auto v = (c / (r % 2 == 0 ? 1 : 7)) % 7;
+        x(r, c) = v == 6 ? std::numeric_limits<double>::quiet_NaN() : static_cast<double>(v);
+      }
+    expect_same_model(m, back, x);
+    onnx::ModelProto mp;
+    ASSERT_TRUE(mp.ParseFromString(read_file(temp_path(std::string(name) + "_back.onnx"))));
+    int v5 = 0;
+    for (const auto& n : mp.graph().node()) v5 += n.op_type() == "TreeEnsemble" && n.domain() == "ai.onnx.ml" ? 1 : 0;
+    EXPECT_EQ(v5, 1) << name;
+    for (const auto& o : mp.opset_import()) {
+      if (o.domain() == "ai.onnx.ml") {
+        EXPECT_EQ(o.version(), 5) << name;
+      }
+    }
+  }
+}
+
 TEST(OnnxRoundTrip, OpsAndLinear) {
   round_trip_fixture("ops");
   round_trip_fixture("linear_classifier");

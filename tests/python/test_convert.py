@@ -209,6 +209,27 @@ def test_hist_gradient_boosting_categorical_and_missing_values_agree_on_every_ro
     assert agree(model, est, odd) == 0
 
 
+def test_hist_gradient_boosting_with_categories_saved_as_onnx_reads_back_the_same(tmp_path):
+    # Set-membership splits are written as ai.onnx.ml 5 TreeEnsemble (binary and multi-class).
+    rng = np.random.default_rng(6)
+    n = 400
+    cat = rng.integers(0, 8, n).astype(float)
+    a = rng.normal(size=n)
+    X = pd.DataFrame({"cat": cat, "a": a})
+    for classes in (2, 3):
+        y = (np.isin(cat, [1, 4, 6]).astype(int) + (a > 0.5)) % classes
+        est, split = hist_agree(X, y, max_iter=20, categorical_features=[0])
+        assert split["is_categorical"].any()
+        model = witness.from_sklearn(est)
+        path = tmp_path / f"hist_{classes}.onnx"
+        model.save_onnx(str(path))
+        back = witness.load_model(path)
+        probe = pd.DataFrame({"cat": [0, 1, 2, 3, 4, 5, 6, 7, 9, -1, np.nan] * 3,
+                              "a": np.repeat([-1.0, 0.6, np.nan], 11)})
+        for rows in (X, probe):
+            assert agree(back, est, rows) == 0
+
+
 def test_hist_gradient_boosting_multiclass_agrees_on_every_row():
     rng = np.random.default_rng(9)
     n = 450
