@@ -46,6 +46,10 @@ namespace {
 enum Tag : int { kRequest = 1, kPart = 2, kResult = 3, kStop = 4, kNone = 5, kYield = 6 };
 constexpr int kPartsPerRank = 8;
 constexpr double kLeastHeldSeconds = 0.1;  // a part is not asked back sooner
+// Nor this close to the parts' deadline: moving a part costs up to a second (states of 100,000 open
+// regions), and a part handed out past it would return untouched; a run of 20 s that divided a part
+// at its end overran its limit by the hard deadline's 2.5 s and answered inconclusive.
+constexpr double kLeastMovingSeconds = 1.0;
 // Between polls of MPI: each poll runs OpenMPI's progress engine, and at 200 us the two ranks of an
 // exact 5 s run spent 0.9 s of CPU polling (6.5 s against 5.6 s at 2 ms) on cores their solvers need.
 constexpr std::chrono::milliseconds kPollPause{2};
@@ -151,6 +155,13 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
   signals.stop = false;
   std::deque<SearchState> waiting(std::make_move_iterator(parts.begin()), std::make_move_iterator(parts.end()));
   std::vector<SearchState> results;
+  // Results of a quantification that ended on their own, parsed when rank 0 has nothing else to do:
+  // parsing a state of 100,000 open regions takes about a second, which its rank would otherwise
+  // spend waiting for its next part (a verdict search parses at once, to stop at a witness).
+  std::deque<std::pair<int, std::string> > unparsed;
+  auto parse_result = [&](int r, const std::string& text) {
+    return parse_search_state(text, fmt::format("rank {}'s result", r), question);
+  };
   std::vector<Holder> at(static_cast<std::size_t>(size));
   bool stopping = false;
   int divided = 0;  // parts asked back and divided
@@ -159,6 +170,8 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
   // waiting), so that every part is refined, not only the first ones handed out: a part that runs
   // to the limit would leave the others wholly undecided.
   const double limit = env.options.get_real("time-limit");
+  const double deadline = refine_deadline(o, limit);
+  auto late = [&](double margin) { return deadline > 0.0 && env.elapsed_seconds() + margin >= deadline; };
   auto slice = [&] {
     if (limit <= 0.0) return 0.0;
     const double rounds = std::ceil(static_cast<double>(waiting.size()) / static_cast<double>(size));
@@ -192,7 +205,7 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
     const bool yielded = std::exchange(h.yielding, false);
     if (witness_ends_search(s, o)) stop_all();
     env.log(2, "mpi: rank {} {} its part, {} regions open", r, yielded ? "yields" : "ends", s.tally.left.size());
-    if (!yielded || stopping || env.expired() || s.tally.left.empty()) {
+    if (!yielded || stopping || late(kLeastMovingSeconds) || s.tally.left.empty()) {
       results.push_back(std::move(s));
       return;
     }
@@ -206,7 +219,7 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
   };
   // An idle rank is waiting and nothing is left to hand out: the part held longest is asked back.
   auto steal = [&] {
-    if (stopping || !waiting.empty()) return;
+    if (stopping || !waiting.empty() || late(kLeastMovingSeconds)) return;
     if (std::any_of(at.begin(), at.end(), [](const Holder& x) { return x.yielding; })) return;
     // Not a part just handed out (it would come back before doing anything).
     int victim = -1;
@@ -228,15 +241,16 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
   while (true) {
     if (env.expired() || (o.cancel != nullptr && o.cancel->load())) stop_all();
     if (local.busy() && local.done()) take_back(0, local.finish());
-    if (!local.busy() && !stopping && !waiting.empty()) hand_out(0);
-    at[0].waiting = !local.busy() && !stopping;
-    for (int r = 1; r < size && !waiting.empty() && !stopping; ++r)
+    const bool closed = stopping || late(0.0);  // no more handing out
+    if (!local.busy() && !closed && !waiting.empty()) hand_out(0);
+    at[0].waiting = !local.busy() && !closed;
+    for (int r = 1; r < size && !waiting.empty() && !closed; ++r)
       if (at[static_cast<std::size_t>(r)].waiting) hand_out(r);
     const bool anyone_holds = std::any_of(at.begin(), at.end(), [](const Holder& x) { return x.holding; });
     // Ranks that asked when nothing was left, and nothing can come back to divide: no more work.
     for (int r = 1; r < size; ++r) {
       Holder& h = at[static_cast<std::size_t>(r)];
-      if (h.waiting && (stopping || (waiting.empty() && !anyone_holds))) {
+      if (h.waiting && (closed || (waiting.empty() && !anyone_holds))) {
         send_text(r, kNone, "");
         h.waiting = false, h.retired = true;
       }
@@ -246,18 +260,32 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
     MPI_Status st;
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
     if (flag != 0) {
-      const std::string text = receive_text(st);
-      if (st.MPI_TAG == kResult) {
-        take_back(st.MPI_SOURCE, parse_search_state(text, fmt::format("rank {}'s result", st.MPI_SOURCE), question));
+      std::string text = receive_text(st);
+      Holder& h = at[static_cast<std::size_t>(st.MPI_SOURCE)];
+      if (st.MPI_TAG == kResult && o.quantify && !h.yielding) {
+        h.holding = false;
+        env.log(2, "mpi: rank {} ends its part", st.MPI_SOURCE);
+        unparsed.emplace_back(st.MPI_SOURCE, std::move(text));
+      } else if (st.MPI_TAG == kResult) {
+        take_back(st.MPI_SOURCE, parse_result(st.MPI_SOURCE, text));
       } else if (st.MPI_TAG == kRequest) {
-        at[static_cast<std::size_t>(st.MPI_SOURCE)].waiting = true;
+        h.waiting = true;
       }
       continue;
     }
+    // Only while every worker rank is busy: one that just sent its result is about to ask for more.
+    const bool workers_busy =
+        std::all_of(at.begin() + 1, at.end(), [](const Holder& x) { return x.holding || x.retired; });
+    if (!unparsed.empty() && workers_busy) {
+      results.push_back(parse_result(unparsed.front().first, unparsed.front().second));
+      unparsed.pop_front();
+      continue;
+    }
     const bool all_retired = std::all_of(at.begin() + 1, at.end(), [](const Holder& x) { return x.retired; });
-    if (all_retired && !local.busy() && (waiting.empty() || stopping)) break;
+    if (all_retired && !local.busy() && (waiting.empty() || closed)) break;
     std::this_thread::sleep_for(kPollPause);
   }
+  for (const auto& [r, text] : unparsed) results.push_back(parse_result(r, text));
   for (SearchState& s : waiting) results.push_back(std::move(s));  // never handed out: still open
   env.stats.set("mpi.ranks", size);
   env.stats.set("mpi.divided", divided);

@@ -28,10 +28,14 @@ RegionScheduler::RegionScheduler(const RegionEvaluator& regions, SearchSignals& 
   in_flight_.resize(threads);
   rng_.seed(env.seed());
   if (o.quantify) answer_.emplace(schema, o.protected_features, o.max_regions, regions.domain_points());
+  search_deadline_ = refine_deadline(o, env.options.get_real("time-limit"));
+}
+
+double refine_deadline(const CompleteSearchOptions& o, double time_limit) {
+  if (time_limit <= 0.0) return 0.0;
   // The estimate of what stays undecided is drawn within the time limit: the search leaves it time.
-  const double limit = env.options.get_real("time-limit");
-  if (o.quantify && o.estimate_seconds > 0.0 && limit > 0.0)
-    search_deadline_ = limit - std::min(o.estimate_seconds, limit / 20.0);
+  if (o.quantify && o.estimate_seconds > 0.0) return time_limit - std::min(o.estimate_seconds, time_limit / 20.0);
+  return time_limit;
 }
 
 bool RegionScheduler::should_stop() const {

@@ -104,6 +104,10 @@ class RegionScheduler {
   std::exception_ptr error_;
 };
 
+// When a search under `time_limit` (seconds, 0: none) stops refining regions: earlier than the limit
+// when quantifying, so that the estimate of the undecided share is drawn within it (0: no deadline).
+[[nodiscard]] double refine_deadline(const CompleteSearchOptions& o, double time_limit);
+
 // A search by `regions` as the options say: continued from o.resume's saved state when given,
 // saved to o.checkpoint as it goes (InputError before the search when that file cannot be written).
 // The search's first regions dealt into `parts` states (split_complete_search).

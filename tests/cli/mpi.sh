@@ -38,6 +38,13 @@ got=$(/usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); p
 divided=$(/usr/bin/python3 -c 'import json, sys; print(int(json.load(open(sys.argv[1]))["counters"]["mpi.divided"]))' "$T/x2.json" 2>&1)
 check "mpirun -n 2 on XGBoost 25 x 4: rc=$rc, the count and regions of one process ($got vs $want), $divided parts divided" \
   $([[ $rc -eq 10 && "$got" == "$want" ]] && json_check "$T/x2.json" 'd["domain"]["exact"] and d["counters"]["mpi.ranks"] == 2'; echo $?)
+# The same under a time limit it cannot finish in: parts are neither handed out nor divided past the
+# deadline of their searches, so the answer comes within the limit, not from the hard deadline's
+# alarm (an inconclusive answer, exit 20, 2.5 s after the limit).
+timeout 120 mpirun -n 2 "$W" fair "${X[@]}" --time-limit 2 >"$T/x3.json" 2>"$T/x3.err"
+rc=$?
+check "mpirun -n 2 on XGBoost 25 x 4 within 2 s: rc=$rc (want 10), shares measured, not the alarm's answer" \
+  $([[ $rc -eq 10 ]] && json_check "$T/x3.json" 'd["verdict"] == "witness" and d["undecided"] > 0 and "within" not in d.get("reason", "")'; echo $?)
 # A verdict search on a network: the witness replays, every rank stops.
 timeout 60 mpirun -n 2 "$W" fair "$B/models/german/GC3.h5" --schema "$B/german.toml" --protected age \
   --engine complete --json >"$T/verdict.json" 2>"$T/verdict.err"
