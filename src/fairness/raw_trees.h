@@ -77,6 +77,13 @@ class RawTrees {
                                  std::vector<std::vector<double>>& breaks) const;
   // The weight of the leaf tree t sends the raw point to (one score).
   [[nodiscard]] double tree_value(std::size_t t, const Eigen::VectorXd& point) const;
+  // tree_value at every cell of a grid, added to values[cell * stride + offset]: axis i is feature
+  // features[i], its cells starting at starts[i] (a cell is tested at its start), cell = sum of
+  // digit i x the product of the earlier axes' cell counts (the first fastest); other features as
+  // in `point`. One walk of the tree, the cells parted at each split, instead of one per cell.
+  void add_over_cells(std::size_t t, const Eigen::VectorXd& point, const std::vector<int>& features,
+                      const std::vector<std::vector<double>>& starts, std::vector<double>& values, std::size_t stride,
+                      std::size_t offset) const;
   // The label of every sum of the trees' weights in [lo, hi] (before averaging and base values),
   // -1 when it is not one; and a bound on the largest such sum's magnitude.
   [[nodiscard]] int label_of_sums(double lo, double hi) const;

@@ -51,6 +51,62 @@ double RawTrees::tree_value(std::size_t t, const Eigen::VectorXd& point) const {
   }
 }
 
+void RawTrees::add_over_cells(std::size_t t, const Eigen::VectorXd& point, const std::vector<int>& features,
+                              const std::vector<std::vector<double>>& starts, std::vector<double>& values,
+                              std::size_t stride, std::size_t offset) const {
+  const Tree& tree = trees_[t];
+  const std::size_t axes = features.size();
+  std::vector<std::size_t> step(axes, 1);
+  for (std::size_t i = 1; i < axes; ++i) step[i] = step[i - 1] * starts[i - 1].size();
+  std::vector<int> axis_of(static_cast<std::size_t>(point.size()), -1);
+  for (std::size_t i = 0; i < axes; ++i) axis_of[static_cast<std::size_t>(features[i])] = static_cast<int>(i);
+  Eigen::VectorXd p = point;
+  // Per axis, the cells still reaching the node walked (digits).
+  std::vector<std::vector<std::size_t>> cells(axes);
+  for (std::size_t i = 0; i < axes; ++i) {
+    cells[i].resize(starts[i].size());
+    for (std::size_t d = 0; d < cells[i].size(); ++d) cells[i][d] = d;
+  }
+  std::vector<std::size_t> digit(axes);
+  auto walk = [&](auto&& self, int id) -> void {
+    const TreeNode& n = tree.nodes[static_cast<std::size_t>(id)];
+    if (n.split < 0) {  // every combination of the cells left gets this leaf
+      const double w = leaf_weights_[static_cast<std::size_t>(n.leaf)];
+      std::fill(digit.begin(), digit.end(), 0);
+      while (true) {
+        std::size_t cell = 0;
+        for (std::size_t i = 0; i < axes; ++i) cell += cells[i][digit[i]] * step[i];
+        values[cell * stride + offset] += w;
+        std::size_t i = 0;
+        for (; i < axes; ++i) {
+          if (++digit[i] < cells[i].size()) break;
+          digit[i] = 0;
+        }
+        if (i == axes) return;
+      }
+    }
+    const Split& s = splits_[static_cast<std::size_t>(n.split)];
+    const int ax = s.constant ? -1 : axis_of[static_cast<std::size_t>(s.feature)];
+    if (ax < 0) {  // decided for the whole grid
+      self(self, test(s, p, p) == Truth::Always ? n.true_child : n.false_child);
+      return;
+    }
+    const auto a = static_cast<std::size_t>(ax);
+    std::vector<std::size_t> all = std::move(cells[a]), pass, fail;
+    for (const std::size_t d : all) {
+      p(s.feature) = starts[a][d];
+      (test(s, p, p) == Truth::Always ? pass : fail).push_back(d);
+    }
+    for (auto [part, child] : {std::pair{&pass, n.true_child}, std::pair{&fail, n.false_child}}) {
+      if (part->empty()) continue;
+      cells[a] = std::move(*part);
+      self(self, child);
+    }
+    cells[a] = std::move(all);
+  };
+  walk(walk, 0);
+}
+
 int RawTrees::label_of_sums(double lo, double hi) const {
   BoxScores s;
   s.lo = {lo * scale_ + base_[0]};

@@ -63,25 +63,19 @@ void sum_cells(const RawTrees& trees, const Group& g, const std::vector<Eigen::V
   const std::size_t nc = lo.size(), n = static_cast<std::size_t>(g.cells);
   values.assign(n * nc, 0.0);
   weights.assign(n, 1.0L);
-  std::vector<Eigen::VectorXd> point = lo;
   std::vector<std::size_t> digit(g.features.size(), 0);
   for (std::size_t cell = 0; cell < n; ++cell) {
     long double w = 1.0L;
-    for (std::size_t i = 0; i < g.features.size(); ++i) {
-      for (Eigen::VectorXd& p : point) p(g.features[i]) = g.starts[i][digit[i]];
-      w *= g.weights[i][digit[i]];
-    }
+    for (std::size_t i = 0; i < g.features.size(); ++i) w *= g.weights[i][digit[i]];
     weights[cell] = w;
-    for (std::size_t k = 0; k < nc; ++k) {
-      double s = 0.0;
-      for (std::size_t t : g.trees) s += trees.tree_value(t, point[k]);
-      values[cell * nc + k] = s;
-    }
     for (std::size_t i = 0; i < digit.size(); ++i) {  // the next cell, first feature fastest
       if (++digit[i] < g.starts[i].size()) break;
       digit[i] = 0;
     }
   }
+  // Tree by tree (in order, so each cell's sum adds its trees as one walk per cell did).
+  for (std::size_t t : g.trees)
+    for (std::size_t k = 0; k < nc; ++k) trees.add_over_cells(t, lo[k], g.features, g.starts, values, nc, k);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "fairness/falsify.h"
+#include "fairness/raw_trees.h"
 #include "tiny_networks.h"
 
 namespace witness {
@@ -130,6 +131,52 @@ TEST(TreeCellCount, CountsEqualBruteForce) {
         if (seed % 2 == 1) expect_brute_force_counts(test::random_forest(s, seed, true, scaled), seed, tally);
       }
   EXPECT_GT(tally.counted, 200);  // the counts ran, not only refusals
+}
+
+TEST(TreeCellCount, GridWalkEqualsATreeWalkPerCell) {
+  // add_over_cells (one walk per tree, cells parted at the splits) against tree_value at every cell.
+  int grids = 0;
+  for (std::uint64_t seed = 1; seed <= 4; ++seed)
+    for (const char* s : {test::kCategoricalMiddle, test::kTwoProtected, test::kWideInteger}) {
+      const Tiny t = test::random_forest(s, seed, false, seed % 2 == 0);
+      const RawTrees trees = RawTrees::compile(t.model, t.schema, nullptr).value();
+      std::mt19937 rng(static_cast<unsigned>(seed));
+      for (int round = 0; round < 5; ++round) {
+        Eigen::VectorXd point(t.schema.size());
+        std::vector<int> features;
+        std::vector<std::vector<double>> starts;
+        for (int f = 0; f < t.schema.size(); ++f) {
+          const Feature& feat = t.schema.feature(f);
+          std::uniform_int_distribution<int> at(static_cast<int>(feat.min), static_cast<int>(feat.max));
+          point(f) = at(rng);
+          if (feat.max > feat.min && rng() % 2 == 0) {  // an axis: a few distinct start values
+            std::set<double> v{feat.min};
+            for (int k = 0; k < 3; ++k) v.insert(at(rng));
+            features.push_back(f);
+            starts.emplace_back(v.begin(), v.end());
+          }
+        }
+        std::size_t n = 1;
+        for (const auto& a : starts) n *= a.size();
+        for (std::size_t tree = 0; tree < trees.tree_count(); ++tree) {
+          std::vector<double> values(2 * n, 0.0);
+          trees.add_over_cells(tree, point, features, starts, values, 2, 1);
+          for (std::size_t cell = 0, rest = 0; cell < n; ++cell) {
+            Eigen::VectorXd p = point;
+            rest = cell;
+            for (std::size_t i = 0; i < features.size(); ++i) {
+              p(features[i]) = starts[i][rest % starts[i].size()];
+              rest /= starts[i].size();
+            }
+            EXPECT_EQ(values[2 * cell + 1], trees.tree_value(tree, p))
+                << t.name << " tree " << tree << " cell " << cell;
+            EXPECT_EQ(values[2 * cell], 0.0);
+          }
+        }
+        ++grids;
+      }
+    }
+  EXPECT_EQ(grids, 60);
 }
 
 TEST(TreeCellCount, SumsAtTheThresholdAreRefusedNotMiscounted) {
