@@ -121,24 +121,24 @@ void Writer::attr(onnx::NodeProto* n, const std::string& name, const std::vector
   for (const std::string& x : v) a->add_strings(x);
 }
 
-void Writer::attr_tensor(onnx::NodeProto* n, const std::string& name, const std::vector<double>& v) {
+// A one-dimensional tensor attribute of `size` elements of `type`, its data left to the caller.
+Proto* tensor_attribute(onnx::NodeProto* n, const std::string& name, Proto::DataType type, std::size_t size) {
   auto* a = n->add_attribute();
   a->set_name(name);
   a->set_type(onnx::AttributeProto::TENSOR);
   Proto* t = a->mutable_t();
-  t->set_data_type(Proto::DOUBLE);
-  t->add_dims(static_cast<std::int64_t>(v.size()));
+  t->set_data_type(type);
+  t->add_dims(static_cast<std::int64_t>(size));
+  return t;
+}
+
+void Writer::attr_tensor(onnx::NodeProto* n, const std::string& name, const std::vector<double>& v) {
+  Proto* t = tensor_attribute(n, name, Proto::DOUBLE, v.size());
   for (const double x : v) t->add_double_data(x);
 }
 
 void Writer::attr_bytes(onnx::NodeProto* n, const std::string& name, const std::vector<std::uint8_t>& v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::TENSOR);
-  Proto* t = a->mutable_t();
-  t->set_data_type(Proto::UINT8);
-  t->add_dims(static_cast<std::int64_t>(v.size()));
-  t->set_raw_data(std::string(v.begin(), v.end()));
+  tensor_attribute(n, name, Proto::UINT8, v.size())->set_raw_data(std::string(v.begin(), v.end()));
 }
 
 std::string Writer::batched_value(int id) {
