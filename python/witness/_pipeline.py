@@ -153,6 +153,12 @@ class _Walk:
             labels.append(_label(c))
         if len(set(labels)) != len(labels):
             self.fail(where, f"categories of '{col.name}' repeat as text: {labels}")
+        if col.missing and col.missing not in labels:
+            # An imputer's fill value the encoder never saw (a constant such as 'missing' over a
+            # column that had no gaps when fitted): a missing cell would become the encoder's unknown
+            # category, which is no category of the schema, so this column gets no missing value
+            # (a data row with a gap there is then a clear error, not a wrong category).
+            col.missing = ""
         return labels
 
     def one_hot(self, enc: Any, features: List[_Feature], where: str) -> List[_Feature]:

@@ -193,3 +193,25 @@ def test_category_mapper_and_binarizer_graphs(tmp_path, cli):
     binary = os.environ.get("WITNESS_BIN", str(ROOT / "build" / "witness"))
     p = subprocess.run([binary, "predict", str(path), str(data)], capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and "Binarizer" in p.stderr, p.stderr  # refused, naming the op
+
+
+def test_a_constant_fill_value_the_encoder_never_saw_gives_that_column_no_missing_value():
+    # SimpleImputer(fill_value='missing') over columns of which only one had gaps: 'missing' is a
+    # category there, but not of the gap-free column, whose schema then has no missing value
+    # (the schema used to be refused: "'missing': expected a category").
+    rng = np.random.default_rng(3)
+    n = 300
+    X = pd.DataFrame({"job": rng.choice(["a", "b", "c"], n).astype(object), "edu": rng.choice(["x", "y"], n),
+                      "age": rng.integers(18, 70, n)})
+    X.loc[rng.random(n) < 0.1, "job"] = np.nan
+    y = ((X.edu == "x") ^ (X.age > 40)).astype(int)
+    cat = Pipeline([("i", SimpleImputer(strategy="constant", fill_value="missing")),
+                    ("o", OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1))])
+    pipe = Pipeline([("pre", ColumnTransformer([("c", cat, ["job", "edu"]), ("n", "passthrough", ["age"])])),
+                     ("clf", DecisionTreeClassifier(max_depth=4, random_state=0))]).fit(X, y)
+    schema = witness.Schema.from_pipeline(pipe, X)
+    assert 'missing = "missing"' in schema.to_toml().split('name = "edu"')[0].split('name = "job"')[1]
+    assert "missing" not in schema.to_toml().split('name = "edu"')[1].split("name =")[0]
+    model = witness.from_sklearn(pipe)
+    ours = np.asarray(model.classes)[model.predict(schema._native.to_model(schema.encode(X)))]
+    assert (ours == pipe.predict(X).astype(str)).all()
