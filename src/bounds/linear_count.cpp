@@ -148,7 +148,17 @@ LinearDistribution::LinearDistribution(double constant, double error, const std:
   double span = 0.0;
   for (const Prepared& p : varying) span += p.tmax - p.tmin;
   bin_ = span / static_cast<double>(std::max(1, bins));
-  std::vector<double> dist{1.0};
+  // The sum's distribution grows by each term's bins; two buffers of the final size take turns.
+  std::size_t total = 1;
+  for (const Prepared& p : varying) total += static_cast<std::size_t>(std::floor((p.tmax - p.tmin) / bin_)) + 1;
+  // Kept per thread: a search builds millions of these, and fresh buffers of a fine count's size
+  // cost more in allocation and page faults than the convolution itself.
+  thread_local std::vector<double> dist, sum_next, hist;
+  thread_local std::vector<std::size_t> nz_hist, nz_dist;
+  if (dist.size() < total) dist.resize(total), sum_next.resize(total);
+  dist[0] = 1.0;
+  std::size_t size = 1;  // dist's entries in use
+  bool dense = false;    // most of them non-zero: stays so while the terms added are dense
   for (const Prepared& p : varying) {
     light_base_ += p.tmin;
     // Within its bin a term lies at most a bin, or its own span, above the bin's low edge.
@@ -156,7 +166,7 @@ LinearDistribution::LinearDistribution(double constant, double error, const std:
     const LinearTerm& t = p.t;
     const auto nf = static_cast<std::size_t>(std::floor((p.tmax - p.tmin) / bin_)) + 2;
     error_ += placement_error(t, p.tmin, p.tmax, bin_ * static_cast<double>(nf));
-    std::vector<double> hist(nf, 0.0);
+    hist.assign(nf, 0.0);
     auto bin_of = [&](double value) {
       const double q = std::floor((value - p.tmin) / bin_);
       return static_cast<std::size_t>(std::clamp(q, 0.0, static_cast<double>(nf - 1)));
@@ -190,25 +200,32 @@ LinearDistribution::LinearDistribution(double constant, double error, const std:
       }
     }
     // Sparse on both sides: small terms have a few non-empty bins, and so has the sum at first.
-    std::vector<std::size_t> nz_hist, nz_dist;
+    nz_hist.clear();
     for (std::size_t j = 0; j < nf; ++j)
       if (hist[j] != 0.0) nz_hist.push_back(j);
-    for (std::size_t i = 0; i < dist.size(); ++i)
-      if (dist[i] != 0.0) nz_dist.push_back(i);
-    std::vector<double> next(dist.size() + nf - 1, 0.0);
-    if (2 * nz_dist.size() > dist.size()) {  // a dense sum: whole shifted rows, which vectorise
-      const Eigen::Map<const Eigen::ArrayXd> d(dist.data(), static_cast<Eigen::Index>(dist.size()));
-      for (std::size_t j : nz_hist) Eigen::Map<Eigen::ArrayXd>(next.data() + j, d.size()) += hist[j] * d;
+    if (!dense) {
+      nz_dist.clear();
+      for (std::size_t i = 0; i < size; ++i)
+        if (dist[i] != 0.0) nz_dist.push_back(i);
+      dense = 2 * nz_dist.size() > size;
+    }
+    const std::size_t next_size = size + nf - 1;
+    std::fill_n(sum_next.begin(), next_size, 0.0);
+    if (dense) {  // whole shifted rows, which vectorise
+      const Eigen::Map<const Eigen::ArrayXd> d(dist.data(), static_cast<Eigen::Index>(size));
+      for (std::size_t j : nz_hist) Eigen::Map<Eigen::ArrayXd>(sum_next.data() + j, d.size()) += hist[j] * d;
     } else {
       for (std::size_t j : nz_hist)
-        for (std::size_t i : nz_dist) next[i + j] += dist[i] * hist[j];
+        for (std::size_t i : nz_dist) sum_next[i + j] += dist[i] * hist[j];
     }
-    dist = std::move(next);
+    std::swap(dist, sum_next);
+    size = next_size;
+    if (2 * nz_hist.size() <= nf) dense = false;  // a sparse term may leave a sparse sum: look again
   }
-  light_cdf_.resize(dist.size());
+  light_cdf_.resize(size);
   double sum = 0.0;
-  for (std::size_t i = 0; i < dist.size(); ++i) light_cdf_[i] = sum += dist[i];
-  error_ += 8.0 * kUnit * (std::abs(light_base_) + bin_ * static_cast<double>(dist.size()) + light_width_);
+  for (std::size_t i = 0; i < size; ++i) light_cdf_[i] = sum += dist[i];
+  error_ += 8.0 * kUnit * (std::abs(light_base_) + bin_ * static_cast<double>(size) + light_width_);
 }
 
 double LinearDistribution::light_cdf(double k) const {
