@@ -8,9 +8,11 @@ namespace witness {
 
 namespace {
 
-constexpr int kCountBins = 256;       // bins of a first count
-constexpr int kFineBins = 16384;      // where the bounds are near-linear and binning limits the count
-constexpr double kMinCounted = 0.02;  // no count where a normal approximation says it decides less
+constexpr int kCountBins = 256;             // bins of a first count
+constexpr int kFineBins = 16384;            // where the bounds are near-linear and binning limits the count
+constexpr double kMinCounted = 0.02;        // no count where a normal approximation says it decides less
+constexpr std::size_t kEachCopyAtMost = 4;  // copies bounded one by one (Bonferroni) at most
+constexpr double kEachCopyGain = 0.01;      // ... where the approximation says they decide this much more
 
 double gamma_n(Eigen::Index n) { return (static_cast<double>(n) + 4.0) * kUnitRoundoff * 1.01; }
 
@@ -101,12 +103,69 @@ double NetworkRegions::estimate_decided(const std::vector<LinearTerm>& lt, doubl
   return high + low + flip;
 }
 
+namespace {
+
+// One copy's linear bounds L <= z <= U over a region, as distributions over its points: lower
+// bounds on the shares where z surely lies above a level, at or below one, or between two.
+class CopyShares {
+ public:
+  // g bounds U - L over the box (with both errors): then L - el <= z <= L + g + eu, U - g - el <= z.
+  CopyShares(const NetworkBounds& b, const std::vector<LinearTerm>& lterms, const std::vector<LinearTerm>& uterms,
+             double g, int bins)
+      : lower_(b.lower_const, 0.0, lterms, bins), el_(b.lower_err), eu_(b.upper_err), g_(g) {
+    // Where every neuron is stable U is L shifted by a constant: one distribution serves both
+    // (queries moved by the shift, and by its rounding in the safe direction).
+    shift_ = b.upper_const - b.lower_const;
+    if (b.upper_coef != b.lower_coef) own_.emplace(b.upper_const, 0.0, uterms, bins);
+  }
+  [[nodiscard]] double above(double a) const {
+    return std::max(1.0 - lower_.cdf_upper(a + el_), 1.0 - u_upper(a + g_));
+  }
+  [[nodiscard]] double at_most(double b) const { return std::max(u_lower(b - eu_), lower_.cdf_lower(b - g_)); }
+  // a < z <= b.
+  [[nodiscard]] double between(double a, double b) const {
+    return std::max({above(a) + at_most(b) - 1.0, lower_.cdf_lower(b - g_) - lower_.cdf_upper(a + el_),
+                     u_lower(b - eu_) - u_upper(a + g_), 0.0});
+  }
+  [[nodiscard]] double range() const { return lower_.max() - lower_.min(); }
+
+ private:
+  [[nodiscard]] double slack(double s) const {
+    return 4.0 * kUnitRoundoff * (std::abs(s) + std::abs(shift_)) + kTinyError;
+  }
+  [[nodiscard]] double u_lower(double s) const {
+    return own_ ? own_->cdf_lower(s) : lower_.cdf_lower(s - shift_ - slack(s));
+  }
+  [[nodiscard]] double u_upper(double s) const {
+    return own_ ? own_->cdf_upper(s) : lower_.cdf_upper(s - shift_ + slack(s));
+  }
+  LinearDistribution lower_;
+  std::optional<LinearDistribution> own_;
+  double el_, eu_, g_, shift_ = 0.0;
+};
+
+}  // namespace
+
+double NetworkRegions::linear_gap(const SearchRegion& r, int combo, const NetworkBounds& b) const {
+  Eigen::VectorXd lo, hi;
+  model_box(r, combos_[static_cast<std::size_t>(combo)], lo, hi);
+  const Eigen::VectorXd d = b.upper_coef - b.lower_coef;
+  double g = b.upper_const - b.lower_const, mag = std::abs(b.upper_const) + std::abs(b.lower_const);
+  for (Eigen::Index k = 0; k < d.size(); ++k) {
+    g += std::max(d(k) * lo(k), d(k) * hi(k));
+    mag += (std::abs(b.upper_coef(k)) + std::abs(b.lower_coef(k))) * std::max(std::abs(lo(k)), std::abs(hi(k)));
+  }
+  return g + gamma_n(d.size() + 4) * mag * 4.0 + b.lower_err + b.upper_err;
+}
+
 bool NetworkRegions::count(SearchRegion& r, const std::vector<NetworkBounds>& nb, const std::vector<bool>& needed,
                            const DifferenceCache& diff, bool fine) const {
-  int ref = -1;
-  for (std::size_t c = 0; c < needed.size() && ref < 0; ++c)
-    if (needed[c] && nb[c].lower_coef.size() > 0) ref = static_cast<int>(c);
-  if (ref < 0) return false;
+  // The copies with linear bounds; the first is the reference the differences are taken to.
+  std::vector<int> copies;
+  for (std::size_t c = 0; c < needed.size(); ++c)
+    if (needed[c] && nb[c].lower_coef.size() > 0) copies.push_back(static_cast<int>(c));
+  if (copies.empty()) return false;
+  const int ref = copies.front();
   const auto ru = static_cast<std::size_t>(ref);
   const double t = net_.threshold;
   // z_c - z_ref in [dl, du] for every needed c (0 for c = ref).
@@ -117,53 +176,60 @@ bool NetworkRegions::count(SearchRegion& r, const std::vector<NetworkBounds>& nb
     min_dl = std::min(min_dl, d.lo), max_dl = std::max(max_dl, d.lo);
     min_du = std::min(min_du, d.hi), max_du = std::max(max_du, d.hi);
   }
-  const NetworkBounds& b = nb[ru];
-  std::vector<LinearTerm> lterms, uterms;
-  linear_terms(r, ref, b.lower_coef, lterms);
-  linear_terms(r, ref, b.upper_coef, uterms);
-  // A normal approximation of L and U first: counting is skipped where it would decide little.
-  const double est =
-      estimate_decided(lterms, b.lower_const, uterms, b.upper_const, t - min_dl, t - max_du, t - max_dl, t - min_du);
-  if (est < kMinCounted) return false;
-  const double el = b.lower_err, eu = b.upper_err;
-  // gap: U - L <= g over the box (then L - el <= z <= L + g + eu, and U - g - el <= z).
-  Eigen::VectorXd lo, hi;
-  model_box(r, combos_[ru], lo, hi);
-  const Eigen::VectorXd d = b.upper_coef - b.lower_coef;
-  double g = b.upper_const - b.lower_const, mag = std::abs(b.upper_const) + std::abs(b.lower_const);
-  for (Eigen::Index k = 0; k < d.size(); ++k) {
-    g += std::max(d(k) * lo(k), d(k) * hi(k));
-    mag += (std::abs(b.upper_coef(k)) + std::abs(b.lower_coef(k))) * std::max(std::abs(lo(k)), std::abs(hi(k)));
+  // Every needed copy's own linear bounds also bound the shares, without the differences (which
+  // are interval bounds, loose on deep networks): all copies above t on at least
+  // sum_c P(z_c > t) - (m - 1) of the points (Bonferroni), and likewise at or below.
+  const bool each_copy = copies.size() == static_cast<std::size_t>(std::count(needed.begin(), needed.end(), true)) &&
+                         copies.size() > 1 && copies.size() <= kEachCopyAtMost;
+  std::vector<std::vector<LinearTerm>> lterms(copies.size()), uterms(copies.size());
+  double est = 0.0, each_high = 1.0 - static_cast<double>(copies.size()), each_low = each_high;
+  for (std::size_t k = 0; k < copies.size(); ++k) {
+    if (k > 0 && !each_copy) break;
+    const NetworkBounds& b = nb[static_cast<std::size_t>(copies[k])];
+    linear_terms(r, copies[k], b.lower_coef, lterms[k]);
+    linear_terms(r, copies[k], b.upper_coef, uterms[k]);
+    if (k == 0) {
+      // A normal approximation of L and U first: counting is skipped where it would decide little.
+      est = estimate_decided(lterms[0], b.lower_const, uterms[0], b.upper_const, t - min_dl, t - max_du, t - max_dl,
+                             t - min_du);
+    }
+    if (each_copy) {
+      each_high += estimate_decided(lterms[k], b.lower_const, uterms[k], b.upper_const, t, -INFINITY, 0.0, 0.0);
+      each_low += estimate_decided(lterms[k], b.lower_const, uterms[k], b.upper_const, INFINITY, t, 0.0, 0.0);
+    }
   }
-  g += gamma_n(d.size() + 4) * mag * 4.0 + el + eu;
+  // The copies' own distributions cost a count each: built only where they promise more.
+  const double each_est = std::max(0.0, each_high) + std::max(0.0, each_low);
+  const bool use_each = each_copy && each_est > est + kEachCopyGain;
+  est = std::max(est, each_est);
+  if (est < kMinCounted) return false;
   double fair = 0.0, flip = 0.0;
   auto count_with = [&](int bins) {
-    const LinearDistribution lower(b.lower_const, 0.0, lterms, bins);  // L(x); z >= L - lower_err
-    // Where every neuron is stable U is L shifted by a constant: one distribution serves both
-    // (queries moved by the shift, and by its rounding in the safe direction).
-    const bool shifted = b.upper_coef == b.lower_coef;
-    const double shift = b.upper_const - b.lower_const;
-    std::optional<LinearDistribution> own;
-    if (!shifted) own.emplace(b.upper_const, 0.0, uterms, bins);  // U(x); z <= U + upper_err
-    auto slack = [shift](double s) { return 4.0 * kUnitRoundoff * (std::abs(s) + std::abs(shift)) + kTinyError; };
-    auto u_lower = [&](double s) { return own ? own->cdf_lower(s) : lower.cdf_lower(s - shift - slack(s)); };
-    auto u_upper = [&](double s) { return own ? own->cdf_upper(s) : lower.cdf_upper(s - shift + slack(s)); };
-    // Shares of the region where z_ref > a, and where z_ref <= bb.
-    auto above = [&](double a) { return std::max(1.0 - lower.cdf_upper(a + el), 1.0 - u_upper(a + g)); };
-    auto at_most = [&](double bb) { return std::max(u_lower(bb - eu), lower.cdf_lower(bb - g)); };
-    const double high = above(t - min_dl);   // every copy above t
-    const double low = at_most(t - max_du);  // every copy at or below t
-    flip = 0.0;                              // some copy above t, some at or below
-    const double a = t - max_dl, bb = t - min_du;
-    if (a < bb) {
-      flip = std::max({above(a) + at_most(bb) - 1.0, lower.cdf_lower(bb - g) - lower.cdf_upper(a + el),
-                       u_lower(bb - eu) - u_upper(a + g), 0.0});
+    std::vector<CopyShares> shares;
+    for (std::size_t k = 0; k < (use_each ? copies.size() : 1); ++k) {
+      const auto c = static_cast<std::size_t>(copies[k]);
+      shares.emplace_back(nb[c], lterms[k], uterms[k], linear_gap(r, copies[k], nb[c]), bins);
+    }
+    const CopyShares& z = shares.front();
+    double high = z.above(t - min_dl);                                         // every copy above t
+    double low = z.at_most(t - max_du);                                        // every copy at or below t
+    flip = t - max_dl < t - min_du ? z.between(t - max_dl, t - min_du) : 0.0;  // some above t, some at or below
+    if (use_each) {
+      double all_above = 1.0 - static_cast<double>(shares.size()), all_below = all_above;
+      for (const CopyShares& s : shares) all_above += s.above(t), all_below += s.at_most(t);
+      high = std::max(high, all_above);
+      low = std::max(low, all_below);
+      const int nc = static_cast<int>(combos_.size());
+      auto share_of = [&](int c) -> const CopyShares& {
+        return shares[static_cast<std::size_t>(std::find(copies.begin(), copies.end(), c) - copies.begin())];
+      };
+      for (int p : r.open) flip = std::max(flip, share_of(p / nc).above(t) + share_of(p % nc).at_most(t) - 1.0);
     }
     fair = std::min(1.0, std::max(0.0, high) + std::max(0.0, low));
     flip = std::min(flip, 1.0 - fair);
-    return lower.max() - lower.min();
+    return std::pair{z.range(), linear_gap(r, ref, nb[ru])};
   };
-  const double range = count_with(fine ? kFineBins : kCountBins);
+  const auto [range, g] = count_with(fine ? kFineBins : kCountBins);
   // Near-linear regions are limited by the discretisation, not by the bounds: they are counted
   // finely (a hundred times the cost) once they are the most undecided, instead of being split.
   r.recount = !fine && g < 0.01 * range && 1.0 - fair - flip > 0.002;

@@ -134,6 +134,8 @@ class NetworkRegions final : public RegionEvaluator {
   // is not affine, too large, or too many points lie within rounding of a boundary.
   bool lattice_count(SearchRegion& r, const std::vector<NetworkBounds>& nb, const std::vector<bool>& needed,
                      const DifferenceCache& diff, RegionEvaluation& ev) const;
+  // A bound on U - L over r for copy `combo`'s linear bounds b, rounding and both errors included.
+  [[nodiscard]] double linear_gap(const SearchRegion& r, int combo, const NetworkBounds& b) const;
   // Mean and variance of a sum of independent terms (each uniform over its values).
   static void moments(const std::vector<LinearTerm>& terms, double constant, double& mean, double& var);
   // The share of the region that counting would decide, under a normal approximation of L and U
