@@ -24,8 +24,12 @@ Interval NetworkRegions::DifferenceCache::get(std::size_t i, std::size_t j) cons
   auto it = cache_.find(key);
   if (it == cache_.end()) {
     const auto [a, b] = key;
-    it = cache_.emplace(key, v_.bp_.difference(nb_[a], nb_[b], v_.combo_diff(a, b, true), v_.combo_diff(a, b, false)))
-             .first;
+    Interval d = v_.bp_.difference(nb_[a], nb_[b], v_.combo_diff(a, b, true), v_.combo_diff(a, b, false));
+    if (nb_[a].lower_coef.size() > 0 && nb_[b].lower_coef.size() > 0) {
+      const Interval e = v_.linear_difference(r_, a, b, nb_[a], nb_[b]);
+      d = {std::max(d.lo, e.lo), std::min(d.hi, e.hi)};
+    }
+    it = cache_.emplace(key, d).first;
   }
   return swap ? Interval{-it->second.hi, -it->second.lo} : it->second;
 }
@@ -145,6 +149,35 @@ class CopyShares {
 };
 
 }  // namespace
+
+Interval NetworkRegions::linear_difference(const SearchRegion& r, std::size_t i, std::size_t j, const NetworkBounds& a,
+                                           const NetworkBounds& b) const {
+  Eigen::VectorXd ilo, ihi, jlo, jhi;
+  model_box(r, combos_[i], ilo, ihi);
+  model_box(r, combos_[j], jlo, jhi);
+  // Shared inputs: one variable in both boxes (the same bounds); the protected ones: each copy's own.
+  double lo = a.lower_const - b.upper_const, hi = a.upper_const - b.lower_const;
+  double mag = std::abs(a.lower_const) + std::abs(a.upper_const) + std::abs(b.lower_const) + std::abs(b.upper_const);
+  for (Eigen::Index k = 0; k < ilo.size(); ++k) {
+    const double m = std::max({std::abs(ilo(k)), std::abs(ihi(k)), std::abs(jlo(k)), std::abs(jhi(k))});
+    mag += (std::abs(a.lower_coef(k)) + std::abs(a.upper_coef(k)) + std::abs(b.lower_coef(k)) +
+            std::abs(b.upper_coef(k))) *
+           m;
+    if (ilo(k) == jlo(k) && ihi(k) == jhi(k)) {
+      const double cl = a.lower_coef(k) - b.upper_coef(k), ch = a.upper_coef(k) - b.lower_coef(k);
+      lo += std::min(cl * ilo(k), cl * ihi(k));
+      hi += std::max(ch * ilo(k), ch * ihi(k));
+    } else {
+      lo += std::min(a.lower_coef(k) * ilo(k), a.lower_coef(k) * ihi(k)) -
+            std::max(b.upper_coef(k) * jlo(k), b.upper_coef(k) * jhi(k));
+      hi += std::max(a.upper_coef(k) * ilo(k), a.upper_coef(k) * ihi(k)) -
+            std::min(b.lower_coef(k) * jlo(k), b.lower_coef(k) * jhi(k));
+    }
+  }
+  // Every difference, product and sum above rounded: bounded together, like linear_gap's.
+  const double err = gamma_n(ilo.size() + 6) * mag * 4.0;
+  return {add_down(lo, -(err + a.lower_err + b.upper_err)), add_up(hi, err + a.upper_err + b.lower_err)};
+}
 
 double NetworkRegions::linear_gap(const SearchRegion& r, int combo, const NetworkBounds& b) const {
   Eigen::VectorXd lo, hi;

@@ -270,7 +270,7 @@ void NetworkRegions::evaluate(SearchRegion& r, RegionEvaluation& ev, bool fine) 
     nb[c] = bp_.bounds(lo, hi);
     if (nb[c].interrupted) throw Interrupted{};
   }
-  const DifferenceCache diff(*this, nb);
+  const DifferenceCache diff(*this, r, nb);
   const double t = net_.threshold;
   std::vector<int> open;
   int everywhere = -1;             // a pair that flips at every point of the region

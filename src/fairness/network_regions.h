@@ -66,11 +66,13 @@ class NetworkRegions final : public RegionEvaluator {
   // Bounds of z_i - z_j over a region, each unordered pair computed once (z_j - z_i is the negation).
   class DifferenceCache {
    public:
-    DifferenceCache(const NetworkRegions& v, const std::vector<NetworkBounds>& nb) : v_(v), nb_(nb) {}
+    DifferenceCache(const NetworkRegions& v, const SearchRegion& r, const std::vector<NetworkBounds>& nb)
+        : v_(v), r_(r), nb_(nb) {}
     [[nodiscard]] Interval get(std::size_t i, std::size_t j) const;
 
    private:
     const NetworkRegions& v_;
+    const SearchRegion& r_;
     const std::vector<NetworkBounds>& nb_;
     mutable std::map<std::pair<std::size_t, std::size_t>, Interval> cache_;
   };
@@ -134,6 +136,10 @@ class NetworkRegions final : public RegionEvaluator {
   // is not affine, too large, or too many points lie within rounding of a boundary.
   bool lattice_count(SearchRegion& r, const std::vector<NetworkBounds>& nb, const std::vector<bool>& needed,
                      const DifferenceCache& diff, RegionEvaluation& ev) const;
+  // Bounds of z_i - z_j over r from the copies' linear bounds, L_i - U_j <= z_i - z_j <= U_i - L_j,
+  // taken as one linear function of the shared inputs (their terms cancel where the copies agree).
+  [[nodiscard]] Interval linear_difference(const SearchRegion& r, std::size_t i, std::size_t j, const NetworkBounds& a,
+                                           const NetworkBounds& b) const;
   // A bound on U - L over r for copy `combo`'s linear bounds b, rounding and both errors included.
   [[nodiscard]] double linear_gap(const SearchRegion& r, int combo, const NetworkBounds& b) const;
   // Mean and variance of a sum of independent terms (each uniform over its values).
