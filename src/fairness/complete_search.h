@@ -46,6 +46,9 @@ struct CompleteProgress {
   double certified = 0.0, falsified = 0.0;  // shares of the domain so far (sound at every moment)
   std::int64_t leaves = 0;
   double seconds = 0.0;
+  // The same as measures of points (a sub-problem's, for adding up parts): certified and falsified
+  // (counted in open regions included), and found to be no person.
+  long double certified_points = 0.0L, falsified_points = 0.0L, invalid_points = 0.0L;
 };
 
 struct CompleteSearchOptions {

@@ -43,7 +43,8 @@ FairnessResult distributed_search(const RegionEvaluator& /*regions*/, SearchSign
 namespace {
 
 // kYield: hand the part back unfinished (rank 0 divides it with an idle rank).
-enum Tag : int { kRequest = 1, kPart = 2, kResult = 3, kStop = 4, kNone = 5, kYield = 6 };
+// kProgress: what a worker's part has decided so far (rank 0 adds the parts up for the run's progress).
+enum Tag : int { kRequest = 1, kPart = 2, kResult = 3, kStop = 4, kNone = 5, kYield = 6, kProgress = 7 };
 constexpr int kPartsPerRank = 8;
 constexpr double kLeastHeldSeconds = 0.1;  // a part is not asked back sooner
 // Nor this close to the parts' deadline: moving a part costs up to a second (states of 100,000 open
@@ -53,6 +54,7 @@ constexpr double kLeastMovingSeconds = 1.0;
 // Between polls of MPI: each poll runs OpenMPI's progress engine, and at 200 us the two ranks of an
 // exact 5 s run spent 0.9 s of CPU polling (6.5 s against 5.6 s at 2 ms) on cores their solvers need.
 constexpr std::chrono::milliseconds kPollPause{2};
+constexpr double kProgressSeconds = 0.25;  // between reports of the run's progress (and workers' to rank 0)
 
 bool started_by_launcher() {
   for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
@@ -81,6 +83,39 @@ std::string receive_text(const MPI_Status& probed) {
   return text;
 }
 
+// What a part has decided so far, as measures: the parts' add up to the run's progress.
+struct PartProgress {
+  long double certified = 0.0L, falsified = 0.0L, invalid = 0.0L;
+  std::int64_t leaves = 0;
+
+  static PartProgress of(const SearchTally& t) {
+    return {t.certified + t.open_fair, t.falsified + t.open_unfair, t.invalid, t.leaves};
+  }
+  static PartProgress of(const CompleteProgress& p) {
+    return {p.certified_points, p.falsified_points, p.invalid_points, p.leaves};
+  }
+  PartProgress& operator+=(const PartProgress& o) {
+    certified += o.certified, falsified += o.falsified, invalid += o.invalid, leaves += o.leaves;
+    return *this;
+  }
+  [[nodiscard]] std::string text() const {
+    return fmt::format("{:a} {:a} {:a} {}", certified, falsified, invalid, leaves);
+  }
+  // A worker's message; malformed text (never sent by witness) leaves nothing decided.
+  static PartProgress parse(const std::string& text) {
+    PartProgress p;
+    const char* at = text.c_str();
+    char* end = nullptr;
+    for (long double* v : {&p.certified, &p.falsified, &p.invalid}) {
+      *v = std::strtold(at, &end);
+      if (end == at || !std::isfinite(*v) || *v < 0.0L) return {};
+      at = end;
+    }
+    p.leaves = std::strtoll(at, &end, 10);
+    return p;
+  }
+};
+
 // Solves one part on its own thread, so that the rank's MPI thread stays free to listen.
 class PartSolver {
  public:
@@ -94,6 +129,10 @@ class PartSolver {
     cancel_ = false;
     signals_.stop = false;
     done_ = false;
+    {
+      std::lock_guard lock(progress_mutex_);
+      progress_ = PartProgress::of(part.tally);
+    }
     thread_ = std::thread([this, p = std::move(part), seconds]() mutable {
       try {
         RegionScheduler scheduler(regions_, signals_, schema_, own_options(), env_);
@@ -107,6 +146,11 @@ class PartSolver {
   }
   [[nodiscard]] bool busy() const { return thread_.joinable(); }
   [[nodiscard]] bool done() const { return done_.load(); }
+  // What the part being solved has decided so far (its state's shares until the search reports).
+  [[nodiscard]] PartProgress progress() const {
+    std::lock_guard lock(progress_mutex_);
+    return progress_;
+  }
   void cancel() { cancel_ = true; }
   // The finished part's state (rethrows what the search threw).
   SearchState finish() {
@@ -122,6 +166,11 @@ class PartSolver {
     own_ = o_;
     own_.cancel = &cancel_;
     own_.checkpoint.clear();
+    // The part's own shares are not the run's: kept for the rank's MPI thread, which passes them on.
+    own_.progress = [this](const CompleteProgress& p) {
+      std::lock_guard lock(progress_mutex_);
+      progress_ = PartProgress::of(p);
+    };
     return own_;
   }
   const RegionEvaluator& regions_;
@@ -134,6 +183,8 @@ class PartSolver {
   std::thread thread_;
   std::optional<SearchState> result_;
   std::exception_ptr error_;
+  mutable std::mutex progress_mutex_;
+  PartProgress progress_;
 };
 
 bool witness_ends_search(const SearchState& s, const CompleteSearchOptions& o) {
@@ -147,6 +198,7 @@ struct Holder {
   bool waiting = false;   // a worker rank that asked for a part when none was left
   bool retired = false;   // told there is no more
   double since = 0.0;     // when it got its part
+  PartProgress progress;  // what its part has decided so far (a worker's last report)
 };
 
 FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals, const Schema& schema,
@@ -158,7 +210,12 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
   // Results of a quantification that ended on their own, parsed when rank 0 has nothing else to do:
   // parsing a state of 100,000 open regions takes about a second, which its rank would otherwise
   // spend waiting for its next part (a verdict search parses at once, to stop at a witness).
-  std::deque<std::pair<int, std::string> > unparsed;
+  struct Unparsed {
+    int rank;
+    std::string text;
+    PartProgress last;  // its rank's last report, standing for it in the progress until parsed
+  };
+  std::deque<Unparsed> unparsed;
   auto parse_result = [&](int r, const std::string& text) {
     return parse_search_state(text, fmt::format("rank {}'s result", r), question);
   };
@@ -187,6 +244,7 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
   auto hand_out = [&](int r) {
     Holder& h = at[static_cast<std::size_t>(r)];
     h.holding = true, h.waiting = false, h.since = env.elapsed_seconds();
+    h.progress = PartProgress::of(waiting.front().tally);
     env.log(2, "mpi: rank {} gets a part of {} open regions ({} waiting)", r, waiting.front().tally.left.size(),
             waiting.size() - 1);
     if (r == 0) {
@@ -238,7 +296,30 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
       send_text(victim, kYield, "");
     }
   };
+  // The run's progress: every part's, handed out or not (a part's state holds what was decided
+  // before it was handed out, so nothing counts twice).
+  double last_report = 0.0;
+  auto report = [&] {
+    if (!o.progress || env.elapsed_seconds() - last_report < kProgressSeconds) return;
+    last_report = env.elapsed_seconds();
+    PartProgress sum;
+    for (const SearchState& s : results) sum += PartProgress::of(s.tally);
+    for (const SearchState& s : waiting) sum += PartProgress::of(s.tally);
+    for (const Unparsed& u : unparsed) sum += u.last;
+    for (int r = 1; r < size; ++r)
+      if (at[static_cast<std::size_t>(r)].holding) sum += at[static_cast<std::size_t>(r)].progress;
+    if (local.busy()) sum += local.progress();
+    const long double valid = std::max(1.0L, regions.domain_points() - sum.invalid);
+    CompleteProgress p;
+    p.certified_points = sum.certified, p.falsified_points = sum.falsified, p.invalid_points = sum.invalid;
+    p.certified = static_cast<double>(sum.certified / valid);
+    p.falsified = static_cast<double>(sum.falsified / valid);
+    p.leaves = sum.leaves;
+    p.seconds = env.elapsed_seconds();
+    o.progress(p);
+  };
   while (true) {
+    report();
     if (env.expired() || (o.cancel != nullptr && o.cancel->load())) stop_all();
     if (local.busy() && local.done()) take_back(0, local.finish());
     const bool closed = stopping || late(0.0);  // no more handing out
@@ -262,10 +343,12 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
     if (flag != 0) {
       std::string text = receive_text(st);
       Holder& h = at[static_cast<std::size_t>(st.MPI_SOURCE)];
-      if (st.MPI_TAG == kResult && o.quantify && !h.yielding) {
+      if (st.MPI_TAG == kProgress) {
+        if (h.holding) h.progress = PartProgress::parse(text);
+      } else if (st.MPI_TAG == kResult && o.quantify && !h.yielding) {
         h.holding = false;
         env.log(2, "mpi: rank {} ends its part", st.MPI_SOURCE);
-        unparsed.emplace_back(st.MPI_SOURCE, std::move(text));
+        unparsed.push_back({st.MPI_SOURCE, std::move(text), h.progress});
       } else if (st.MPI_TAG == kResult) {
         take_back(st.MPI_SOURCE, parse_result(st.MPI_SOURCE, text));
       } else if (st.MPI_TAG == kRequest) {
@@ -277,7 +360,7 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
     const bool workers_busy =
         std::all_of(at.begin() + 1, at.end(), [](const Holder& x) { return x.holding || x.retired; });
     if (!unparsed.empty() && workers_busy) {
-      results.push_back(parse_result(unparsed.front().first, unparsed.front().second));
+      results.push_back(parse_result(unparsed.front().rank, unparsed.front().text));
       unparsed.pop_front();
       continue;
     }
@@ -285,7 +368,7 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
     if (all_retired && !local.busy() && (waiting.empty() || closed)) break;
     std::this_thread::sleep_for(kPollPause);
   }
-  for (const auto& [r, text] : unparsed) results.push_back(parse_result(r, text));
+  for (const Unparsed& u : unparsed) results.push_back(parse_result(u.rank, u.text));
   for (SearchState& s : waiting) results.push_back(std::move(s));  // never handed out: still open
   env.stats.set("mpi.ranks", size);
   env.stats.set("mpi.divided", divided);
@@ -326,7 +409,12 @@ void work(const RegionEvaluator& regions, SearchSignals& signals, const Schema& 
     if (eol == std::string::npos) throw InternalError("rank 0 sent a sub-problem without its time slice");
     solver.start(parse_search_state(text.substr(eol + 1), "rank 0's sub-problem", question),
                  std::stod(text.substr(0, eol)));
+    double last_report = env.elapsed_seconds();
     while (!solver.done()) {
+      if (o.progress && env.elapsed_seconds() - last_report >= kProgressSeconds) {
+        last_report = env.elapsed_seconds();
+        send_text(0, kProgress, solver.progress().text());
+      }
       int flag = 0;
       MPI_Status st;
       for (const int asked : {kStop, kYield}) {

@@ -338,8 +338,13 @@ void RegionScheduler::report_progress(std::chrono::steady_clock::time_point& las
   {
     std::lock_guard lock(mutex_);
     const long double valid = tally_.valid(regions_.domain_points());
-    p = {static_cast<double>((tally_.certified + tally_.open_fair) / valid),
-         static_cast<double>((tally_.falsified + tally_.open_unfair) / valid), tally_.leaves, env_.elapsed_seconds()};
+    p.certified_points = tally_.certified + tally_.open_fair;
+    p.falsified_points = tally_.falsified + tally_.open_unfair;
+    p.invalid_points = tally_.invalid;
+    p.certified = static_cast<double>(p.certified_points / valid);
+    p.falsified = static_cast<double>(p.falsified_points / valid);
+    p.leaves = tally_.leaves;
+    p.seconds = env_.elapsed_seconds();
   }
   o_.progress(p);
 }

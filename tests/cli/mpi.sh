@@ -41,10 +41,22 @@ check "mpirun -n 2 on XGBoost 25 x 4: rc=$rc, the count and regions of one proce
 # The same under a time limit it cannot finish in: parts are neither handed out nor divided past the
 # deadline of their searches, so the answer comes within the limit, not from the hard deadline's
 # alarm (an inconclusive answer, exit 20, 2.5 s after the limit).
-timeout 120 mpirun -n 2 "$W" fair "${X[@]}" --time-limit 2 >"$T/x3.json" 2>"$T/x3.err"
+timeout 120 mpirun -n 2 "$W" fair "${X[@]}" --time-limit 3 --verbose 1 >"$T/x3.json" 2>"$T/x3.err"
 rc=$?
-check "mpirun -n 2 on XGBoost 25 x 4 within 2 s: rc=$rc (want 10), shares measured, not the alarm's answer" \
+check "mpirun -n 2 on XGBoost 25 x 4 within 3 s: rc=$rc (want 10), shares measured, not the alarm's answer" \
   $([[ $rc -eq 10 ]] && json_check "$T/x3.json" 'd["verdict"] == "witness" and d["undecided"] > 0 and "within" not in d.get("reason", "")'; echo $?)
+# Its progress lines are the run's, from rank 0 alone: every part's shares added up, so they never
+# fall (one part's own shares start again from nothing at each part) and stay within the answer's.
+progress=$(/usr/bin/python3 - "$T/x3.err" "$T/x3.json" <<'PY'
+import json, re, sys
+shares = [float(m.group(1)) / 100 for m in re.finditer(r"s: decided ([0-9.e+-]+)%", open(sys.argv[1]).read())]
+final = json.load(open(sys.argv[2]))
+done = final["certified"] + final["falsified"]
+rising = all(b >= a - 1e-6 for a, b in zip(shares, shares[1:]))
+print("ok" if len(shares) >= 2 and rising and shares[-1] <= done + 1e-6 else "bad", shares, done)
+PY
+)
+check "mpirun -n 2 progress: the run's shares, rising, within the answer's ($progress)" $([[ "$progress" == ok* ]]; echo $?)
 # A verdict search on a network: the witness replays, every rank stops.
 timeout 60 mpirun -n 2 "$W" fair "$B/models/german/GC3.h5" --schema "$B/german.toml" --protected age \
   --engine complete --json >"$T/verdict.json" 2>"$T/verdict.err"
