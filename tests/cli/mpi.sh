@@ -41,7 +41,7 @@ check "mpirun -n 2 on XGBoost 25 x 4: rc=$rc, the count and regions of one proce
 # The same under a time limit it cannot finish in: parts are neither handed out nor divided past the
 # deadline of their searches, so the answer comes within the limit, not from the hard deadline's
 # alarm (an inconclusive answer, exit 20, 2.5 s after the limit).
-timeout 120 mpirun -n 2 "$W" fair "${X[@]}" --time-limit 3 --verbose 1 >"$T/x3.json" 2>"$T/x3.err"
+timeout 120 mpirun -n 2 "$W" fair "${X[@]}" --time-limit 3 --verbose 2 >"$T/x3.json" 2>"$T/x3.err"
 rc=$?
 check "mpirun -n 2 on XGBoost 25 x 4 within 3 s: rc=$rc (want 10), shares measured, not the alarm's answer" \
   $([[ $rc -eq 10 ]] && json_check "$T/x3.json" 'd["verdict"] == "witness" and d["undecided"] > 0 and "within" not in d.get("reason", "")'; echo $?)
@@ -57,6 +57,15 @@ print("ok" if len(shares) >= 2 and rising and shares[-1] <= done + 1e-6 else "ba
 PY
 )
 check "mpirun -n 2 progress: the run's shares, rising, within the answer's ($progress)" $([[ "$progress" == ok* ]]; echo $?)
+# Anytime shares: every part (8 per rank) first gets a short slice, in turn, then its share of what
+# is left; so the first 16 parts handed out are first slices, shorter than the next ones.
+slices=$(/usr/bin/python3 - "$T/x3.err" <<'PY'
+import re, sys
+s = [float(m.group(1)) for m in re.finditer(r"mpi: rank \d+ gets a part of \d+ open regions \(\d+ waiting\) for ([0-9.]+) s", open(sys.argv[1]).read())]
+print("ok" if len(s) > 16 and max(s[:16]) < min(s[16:]) else "bad", len(s), s[:3], s[16:19])
+PY
+)
+check "mpirun -n 2 under a time limit: first slices for every part, then the rest ($slices)" $([[ "$slices" == ok* ]]; echo $?)
 # A verdict search on a network: the witness replays, every rank stops.
 timeout 60 mpirun -n 2 "$W" fair "$B/models/german/GC3.h5" --schema "$B/german.toml" --protected age \
   --engine complete --json >"$T/verdict.json" 2>"$T/verdict.err"
