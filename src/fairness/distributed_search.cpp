@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -54,9 +55,11 @@ constexpr double kLeastMovingSeconds = 1.0;
 // Between polls of MPI: each poll runs OpenMPI's progress engine, and at 200 us the two ranks of an
 // exact 5 s run spent 0.9 s of CPU polling (6.5 s against 5.6 s at 2 ms) on cores their solvers need.
 constexpr std::chrono::milliseconds kPollPause{2};
+// Between reports of the run's progress (and workers' reports to rank 0).
 constexpr double kProgressSeconds = 0.25;
-constexpr double kFirstPassShare = 0.1;  // of a part's slice, its first (anytime shares: see coordinate)  // between
-                                         // reports of the run's progress (and workers' to rank 0)
+// Under a time limit a quantification's parts get their time in passes, these shares of it each
+// (anytime shares: see coordinate).
+constexpr std::array<double, 3> kPassShares = {0.1, 0.3, 0.6};
 
 bool started_by_launcher() {
   for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
@@ -195,13 +198,14 @@ bool witness_ends_search(const SearchState& s, const CompleteSearchOptions& o) {
 
 // Rank 0's view of who solves what: worker ranks 1..size-1 and its own solver thread (index 0).
 struct Holder {
-  bool holding = false;     // solving a part
-  bool yielding = false;    // asked to hand its part back, to be divided with an idle rank
-  bool waiting = false;     // a worker rank that asked for a part when none was left
-  bool retired = false;     // told there is no more
-  bool first_pass = false;  // its part's short first slice: the part goes back to the queue after it
-  double since = 0.0;       // when it got its part
-  PartProgress progress;    // what its part has decided so far (a worker's last report)
+  bool holding = false;   // solving a part
+  bool yielding = false;  // asked to hand its part back, to be divided with an idle rank
+  bool waiting = false;   // a worker rank that asked for a part when none was left
+  bool retired = false;   // told there is no more
+  bool again = false;     // its part is back in the queue after this slice (not its last pass)
+  std::size_t pass = 0;   // which pass of its part this slice is
+  double since = 0.0;     // when it got its part
+  PartProgress progress;  // what its part has decided so far (a worker's last report)
 };
 
 FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals, const Schema& schema,
@@ -209,6 +213,7 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
   std::vector<SearchState> parts = split_search(regions, signals, schema, o, kPartsPerRank * size, env);
   signals.stop = false;
   std::deque<SearchState> waiting(std::make_move_iterator(parts.begin()), std::make_move_iterator(parts.end()));
+  std::deque<std::size_t> pass(waiting.size(), 0);  // each waiting part's next pass (see slice)
   std::vector<SearchState> results;
   // Results of a quantification that ended on their own, parsed when rank 0 has nothing else to do:
   // parsing a state of 100,000 open regions takes about a second, which its rank would otherwise
@@ -232,17 +237,26 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
   const double limit = env.options.get_real("time-limit");
   const double deadline = refine_deadline(o, limit);
   auto late = [&](double margin) { return deadline > 0.0 && env.elapsed_seconds() + margin >= deadline; };
+  // A quantification's shares are anytime: each part gets its time in passes (kPassShares), every
+  // part's first pass before any part's second. Otherwise a part waits untouched until its turn, and
+  // the run's shares at any moment before the limit (its progress, or the answer of a run
+  // interrupted) lag those of one process, whose queue takes the largest undecided regions first
+  // (GC1: 90% certified after 8 s with 2 ranks in one pass, after 1 s with 2 threads).
+  const std::size_t passes = o.quantify && limit > 0.0 ? kPassShares.size() : 1;
+  auto share_from = [&](std::size_t k) {  // of a part's time, from its pass k on
+    double sum = 0.0;
+    for (std::size_t i = k; i < passes; ++i) sum += passes == 1 ? 1.0 : kPassShares[i];
+    return sum;
+  };
+  // The front part's slice: the time left over the rounds of the waiting parts' remaining passes.
   auto slice = [&] {
     if (limit <= 0.0) return 0.0;
-    const double rounds = std::ceil(static_cast<double>(waiting.size()) / static_cast<double>(size));
-    return std::max(0.01, (limit - env.elapsed_seconds()) / std::max(1.0, rounds));
+    double rounds = 0.0;
+    for (std::size_t k : pass) rounds += share_from(k);
+    const double share = passes == 1 ? 1.0 : kPassShares[pass.front()];
+    rounds = std::max(1.0, std::ceil(rounds / static_cast<double>(size) - 1e-9));
+    return std::max(0.01, share * (limit - env.elapsed_seconds()) / rounds);
   };
-  // A quantification's shares are anytime: each part first gets a short slice, in turn, and then
-  // its share of what is left. Otherwise a part waits untouched until its turn, and the run's
-  // shares at any moment before the limit (its progress, or the answer of a run interrupted) lag
-  // those of one process, whose queue takes the largest undecided regions first (GC1: 90% certified
-  // after 8 s with 2 ranks, after 1 s with 2 threads).
-  std::size_t first_passes = o.quantify && limit > 0.0 ? waiting.size() : 0;
   auto stop_all = [&] {
     if (stopping) return;
     stopping = true;
@@ -254,9 +268,9 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
     Holder& h = at[static_cast<std::size_t>(r)];
     h.holding = true, h.waiting = false, h.since = env.elapsed_seconds();
     h.progress = PartProgress::of(waiting.front().tally);
-    h.first_pass = first_passes > 0;
-    const double seconds = h.first_pass ? kFirstPassShare * slice() : slice();
-    if (h.first_pass) --first_passes;
+    h.pass = pass.front();
+    h.again = h.pass + 1 < passes;
+    const double seconds = slice();
     env.log(2, "mpi: rank {} gets a part of {} open regions ({} waiting) for {:.2f} s", r,
             waiting.front().tally.left.size(), waiting.size() - 1, seconds);
     if (r == 0) {
@@ -265,17 +279,19 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
       send_text(r, kPart, fmt::format("{:.17g}\n", seconds) + search_state_text(waiting.front(), question));
     }
     waiting.pop_front();
+    pass.pop_front();
   };
   // A part back from rank r. One it was asked to yield, unfinished, is divided: a piece for each
   // idle rank and one for r (region stealing; the regions are the same as one process's).
   auto take_back = [&](int r, SearchState s) {
     Holder& h = at[static_cast<std::size_t>(r)];
     h.holding = false;
-    const bool yielded = std::exchange(h.yielding, false), again = std::exchange(h.first_pass, false);
+    const bool yielded = std::exchange(h.yielding, false), again = std::exchange(h.again, false);
     if (witness_ends_search(s, o)) stop_all();
     env.log(2, "mpi: rank {} {} its part, {} regions open", r, yielded ? "yields" : "ends", s.tally.left.size());
     if (again && !stopping && !late(kLeastMovingSeconds) && !s.tally.left.empty()) {
-      waiting.push_back(std::move(s));  // after its first slice: to the back of the queue
+      waiting.push_back(std::move(s));  // to the back of the queue, for its next pass
+      pass.push_back(h.pass + 1);
       return;
     }
     if (!yielded || stopping || late(kLeastMovingSeconds) || s.tally.left.empty()) {
@@ -288,7 +304,10 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
     std::vector<SearchState> pieces = divide_search_state(std::move(s), 2 + idle, regions.domain_points(), true);
     results.push_back(std::move(pieces[0]));
     for (std::size_t k = 1; k < pieces.size(); ++k)
-      if (!pieces[k].tally.left.empty()) waiting.push_back(std::move(pieces[k]));
+      if (!pieces[k].tally.left.empty()) {
+        waiting.push_back(std::move(pieces[k]));
+        pass.push_back(passes - 1);
+      }
   };
   // An idle rank is waiting and nothing is left to hand out: the part held longest is asked back.
   auto steal = [&] {
@@ -360,7 +379,7 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
       Holder& h = at[static_cast<std::size_t>(st.MPI_SOURCE)];
       if (st.MPI_TAG == kProgress) {
         if (h.holding) h.progress = PartProgress::parse(text);
-      } else if (st.MPI_TAG == kResult && o.quantify && !h.yielding && !h.first_pass) {
+      } else if (st.MPI_TAG == kResult && o.quantify && !h.yielding && !h.again) {
         h.holding = false;
         env.log(2, "mpi: rank {} ends its part", st.MPI_SOURCE);
         unparsed.push_back({st.MPI_SOURCE, std::move(text), h.progress});

@@ -57,8 +57,8 @@ print("ok" if len(shares) >= 2 and rising and shares[-1] <= done + 1e-6 else "ba
 PY
 )
 check "mpirun -n 2 progress: the run's shares, rising, within the answer's ($progress)" $([[ "$progress" == ok* ]]; echo $?)
-# Anytime shares: every part (8 per rank) first gets a short slice, in turn, then its share of what
-# is left; so the first 16 parts handed out are first slices, shorter than the next ones.
+# Anytime shares: every part (8 per rank) gets its time in passes (a tenth, three tenths, the rest),
+# every part's first before any part's second; so the first 16 slices handed out are the shortest.
 slices=$(/usr/bin/python3 - "$T/x3.err" <<'PY'
 import re, sys
 s = [float(m.group(1)) for m in re.finditer(r"mpi: rank \d+ gets a part of \d+ open regions \(\d+ waiting\) for ([0-9.]+) s", open(sys.argv[1]).read())]
