@@ -271,8 +271,8 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
     h.pass = pass.front();
     h.again = h.pass + 1 < passes;
     const double seconds = slice();
-    env.log(2, "mpi: rank {} gets a part of {} open regions ({} waiting) for {:.2f} s", r,
-            waiting.front().tally.left.size(), waiting.size() - 1, seconds);
+    env.log(2, "mpi: rank {} gets a part of {} open regions ({} waiting) for {:.2f} s, pass {} of {}", r,
+            waiting.front().tally.left.size(), waiting.size() - 1, seconds, h.pass + 1, passes);
     if (r == 0) {
       local.start(std::move(waiting.front()), seconds);
     } else {

@@ -58,14 +58,17 @@ PY
 )
 check "mpirun -n 2 progress: the run's shares, rising, within the answer's ($progress)" $([[ "$progress" == ok* ]]; echo $?)
 # Anytime shares: every part (8 per rank) gets its time in passes (a tenth, three tenths, the rest),
-# every part's first before any part's second; so the first 16 slices handed out are the shortest.
+# the first passes handed out first (parts come back to the back of the queue): the first 16 parts
+# handed out are all first passes, and a run that hands out more has gone on to a second pass.
+# (Their lengths depend on the time left, which a slow machine changes.)
 slices=$(/usr/bin/python3 - "$T/x3.err" <<'PY'
 import re, sys
-s = [float(m.group(1)) for m in re.finditer(r"mpi: rank \d+ gets a part of \d+ open regions \(\d+ waiting\) for ([0-9.]+) s", open(sys.argv[1]).read())]
-print("ok" if len(s) > 16 and max(s[:16]) < min(s[16:]) else "bad", len(s), s[:3], s[16:19])
+p = [int(m.group(1)) for m in re.finditer(r"mpi: rank \d+ gets a part of \d+ open regions \(\d+ waiting\) for [0-9.]+ s, pass (\d) of 3", open(sys.argv[1]).read())]
+ok = p and all(k == 1 for k in p[:16]) and (len(p) <= 16 or max(p) >= 2)
+print("ok" if ok else "bad", len(p), p[:20])
 PY
 )
-check "mpirun -n 2 under a time limit: first slices for every part, then the rest ($slices)" $([[ "$slices" == ok* ]]; echo $?)
+check "mpirun -n 2 under a time limit: the 16 parts' first passes first, then more ($slices)" $([[ "$slices" == ok* ]]; echo $?)
 # A verdict search on a network: the witness replays, every rank stops.
 timeout 60 mpirun -n 2 "$W" fair "$B/models/german/GC3.h5" --schema "$B/german.toml" --protected age \
   --engine complete --json >"$T/verdict.json" 2>"$T/verdict.err"
