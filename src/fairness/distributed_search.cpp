@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "fairness/part_solver.h"
 #include "fairness/region_scheduler.h"
 #include "fairness/search_state.h"
 
@@ -87,110 +88,6 @@ std::string receive_text(const MPI_Status& probed) {
   MPI_Recv(text.data(), n, MPI_CHAR, probed.MPI_SOURCE, probed.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   return text;
 }
-
-// What a part has decided so far, as measures: the parts' add up to the run's progress.
-struct PartProgress {
-  long double certified = 0.0L, falsified = 0.0L, invalid = 0.0L;
-  std::int64_t leaves = 0;
-
-  static PartProgress of(const SearchTally& t) {
-    return {t.certified + t.open_fair, t.falsified + t.open_unfair, t.invalid, t.leaves};
-  }
-  static PartProgress of(const CompleteProgress& p) {
-    return {p.certified_points, p.falsified_points, p.invalid_points, p.leaves};
-  }
-  PartProgress& operator+=(const PartProgress& o) {
-    certified += o.certified, falsified += o.falsified, invalid += o.invalid, leaves += o.leaves;
-    return *this;
-  }
-  [[nodiscard]] std::string text() const {
-    return fmt::format("{:a} {:a} {:a} {}", certified, falsified, invalid, leaves);
-  }
-  // A worker's message; malformed text (never sent by witness) leaves nothing decided.
-  static PartProgress parse(const std::string& text) {
-    PartProgress p;
-    const char* at = text.c_str();
-    char* end = nullptr;
-    for (long double* v : {&p.certified, &p.falsified, &p.invalid}) {
-      *v = std::strtold(at, &end);
-      if (end == at || !std::isfinite(*v) || *v < 0.0L) return {};
-      at = end;
-    }
-    p.leaves = std::strtoll(at, &end, 10);
-    return p;
-  }
-};
-
-// Solves one part on its own thread, so that the rank's MPI thread stays free to listen.
-class PartSolver {
- public:
-  PartSolver(const RegionEvaluator& regions, SearchSignals& signals, const Schema& schema,
-             const CompleteSearchOptions& o, Env& env)
-      : regions_(regions), signals_(signals), schema_(schema), o_(o), env_(env) {
-    own_.cancel = &cancel_;
-  }
-  // Solves `part` for at most `seconds` (0: until it is closed or the time limit).
-  void start(SearchState part, double seconds) {
-    cancel_ = false;
-    signals_.stop = false;
-    done_ = false;
-    {
-      std::lock_guard lock(progress_mutex_);
-      progress_ = PartProgress::of(part.tally);
-    }
-    thread_ = std::thread([this, p = std::move(part), seconds]() mutable {
-      try {
-        RegionScheduler scheduler(regions_, signals_, schema_, own_options(), env_);
-        if (seconds > 0.0) scheduler.stop_at(env_.elapsed_seconds() + seconds);
-        result_ = scheduler.search(std::move(p));
-      } catch (...) {
-        error_ = std::current_exception();
-      }
-      done_ = true;
-    });
-  }
-  [[nodiscard]] bool busy() const { return thread_.joinable(); }
-  [[nodiscard]] bool done() const { return done_.load(); }
-  // What the part being solved has decided so far (its state's shares until the search reports).
-  [[nodiscard]] PartProgress progress() const {
-    std::lock_guard lock(progress_mutex_);
-    return progress_;
-  }
-  void cancel() { cancel_ = true; }
-  // The finished part's state (rethrows what the search threw).
-  SearchState finish() {
-    thread_.join();
-    if (error_) std::rethrow_exception(error_);
-    return std::move(*result_);
-  }
-
- private:
-  const CompleteSearchOptions& own_options() {
-    const bool user_cancel = o_.cancel != nullptr && o_.cancel->load();
-    if (user_cancel) cancel_ = true;
-    own_ = o_;
-    own_.cancel = &cancel_;
-    own_.checkpoint.clear();
-    // The part's own shares are not the run's: kept for the rank's MPI thread, which passes them on.
-    own_.progress = [this](const CompleteProgress& p) {
-      std::lock_guard lock(progress_mutex_);
-      progress_ = PartProgress::of(p);
-    };
-    return own_;
-  }
-  const RegionEvaluator& regions_;
-  SearchSignals& signals_;
-  const Schema& schema_;
-  const CompleteSearchOptions& o_;
-  Env& env_;
-  CompleteSearchOptions own_;
-  std::atomic<bool> cancel_{false}, done_{false};
-  std::thread thread_;
-  std::optional<SearchState> result_;
-  std::exception_ptr error_;
-  mutable std::mutex progress_mutex_;
-  PartProgress progress_;
-};
 
 bool witness_ends_search(const SearchState& s, const CompleteSearchOptions& o) {
   return !o.quantify && !s.tally.witnesses.empty();
