@@ -61,6 +61,10 @@ constexpr double kProgressSeconds = 0.25;
 // Under a time limit a quantification's parts get their time in passes, these shares of it each
 // (anytime shares: see coordinate).
 constexpr std::array<double, 3> kPassShares = {0.1, 0.3, 0.6};
+// ... each slice scaled by its part's undecided measure over the waiting parts' mean, within these
+// factors: the time goes where the undecided points are, as one process's queue takes the largest
+// undecided regions first.
+constexpr double kLeastSliceFactor = 0.25, kMostSliceFactor = 4.0;
 
 bool started_by_launcher() {
   for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
@@ -94,6 +98,18 @@ bool witness_ends_search(const SearchState& s, const CompleteSearchOptions& o) {
 }
 
 // Rank 0's view of who solves what: worker ranks 1..size-1 and its own solver thread (index 0).
+// A part waiting for its next slice: which pass that is, and the measure its open regions leave
+// undecided (what its slice is scaled by).
+struct Queued {
+  SearchState state;
+  std::size_t pass = 0;
+  long double undecided = 0.0L;
+
+  Queued(SearchState s, std::size_t k) : state(std::move(s)), pass(k) {
+    for (const SearchRegion& r : state.tally.left) undecided += std::max(0.0L, r.measure - r.fair - r.unfair);
+  }
+};
+
 struct Holder {
   bool holding = false;   // solving a part
   bool yielding = false;  // asked to hand its part back, to be divided with an idle rank
@@ -109,8 +125,8 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
                           const CompleteSearchOptions& o, Env& env, const SearchQuestion& question, int size) {
   std::vector<SearchState> parts = split_search(regions, signals, schema, o, kPartsPerRank * size, env);
   signals.stop = false;
-  std::deque<SearchState> waiting(std::make_move_iterator(parts.begin()), std::make_move_iterator(parts.end()));
-  std::deque<std::size_t> pass(waiting.size(), 0);  // each waiting part's next pass (see slice)
+  std::deque<Queued> waiting;
+  for (SearchState& part : parts) waiting.emplace_back(std::move(part), 0);
   std::vector<SearchState> results;
   // Results of a quantification that ended on their own, parsed when rank 0 has nothing else to do:
   // parsing a state of 100,000 open regions takes about a second, which its rank would otherwise
@@ -145,14 +161,21 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
     for (std::size_t i = k; i < passes; ++i) sum += passes == 1 ? 1.0 : kPassShares[i];
     return sum;
   };
-  // The front part's slice: the time left over the rounds of the waiting parts' remaining passes.
+  // The front part's slice: the time left over the rounds of the waiting parts' remaining passes
+  // (in passes, scaled by the part's undecided measure).
   auto slice = [&] {
     if (limit <= 0.0) return 0.0;
     double rounds = 0.0;
-    for (std::size_t k : pass) rounds += share_from(k);
-    const double share = passes == 1 ? 1.0 : kPassShares[pass.front()];
+    long double undecided = 0.0L;
+    for (const Queued& q : waiting) rounds += share_from(q.pass), undecided += q.undecided;
+    const double share = passes == 1 ? 1.0 : kPassShares[waiting.front().pass];
     rounds = std::max(1.0, std::ceil(rounds / static_cast<double>(size) - 1e-9));
-    return std::max(0.01, share * (limit - env.elapsed_seconds()) / rounds);
+    double factor = 1.0;
+    if (passes > 1 && undecided > 0.0L) {
+      const auto mean = static_cast<double>(undecided / static_cast<long double>(waiting.size()));
+      factor = std::clamp(static_cast<double>(waiting.front().undecided) / mean, kLeastSliceFactor, kMostSliceFactor);
+    }
+    return std::max(0.01, factor * share * (limit - env.elapsed_seconds()) / rounds);
   };
   auto stop_all = [&] {
     if (stopping) return;
@@ -164,19 +187,19 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
   auto hand_out = [&](int r) {
     Holder& h = at[static_cast<std::size_t>(r)];
     h.holding = true, h.waiting = false, h.since = env.elapsed_seconds();
-    h.progress = PartProgress::of(waiting.front().tally);
-    h.pass = pass.front();
+    SearchState& part = waiting.front().state;
+    h.progress = PartProgress::of(part.tally);
+    h.pass = waiting.front().pass;
     h.again = h.pass + 1 < passes;
     const double seconds = slice();
     env.log(2, "mpi: rank {} gets a part of {} open regions ({} waiting) for {:.2f} s, pass {} of {}", r,
-            waiting.front().tally.left.size(), waiting.size() - 1, seconds, h.pass + 1, passes);
+            part.tally.left.size(), waiting.size() - 1, seconds, h.pass + 1, passes);
     if (r == 0) {
-      local.start(std::move(waiting.front()), seconds);
+      local.start(std::move(part), seconds);
     } else {
-      send_text(r, kPart, fmt::format("{:.17g}\n", seconds) + search_state_text(waiting.front(), question));
+      send_text(r, kPart, fmt::format("{:.17g}\n", seconds) + search_state_text(part, question));
     }
     waiting.pop_front();
-    pass.pop_front();
   };
   // A part back from rank r. One it was asked to yield, unfinished, is divided: a piece for each
   // idle rank and one for r (region stealing; the regions are the same as one process's).
@@ -187,8 +210,7 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
     if (witness_ends_search(s, o)) stop_all();
     env.log(2, "mpi: rank {} {} its part, {} regions open", r, yielded ? "yields" : "ends", s.tally.left.size());
     if (again && !stopping && !late(kLeastMovingSeconds) && !s.tally.left.empty()) {
-      waiting.push_back(std::move(s));  // to the back of the queue, for its next pass
-      pass.push_back(h.pass + 1);
+      waiting.emplace_back(std::move(s), h.pass + 1);  // to the back of the queue, for its next pass
       return;
     }
     if (!yielded || stopping || late(kLeastMovingSeconds) || s.tally.left.empty()) {
@@ -202,8 +224,7 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
     results.push_back(std::move(pieces[0]));
     for (std::size_t k = 1; k < pieces.size(); ++k)
       if (!pieces[k].tally.left.empty()) {
-        waiting.push_back(std::move(pieces[k]));
-        pass.push_back(passes - 1);
+        waiting.emplace_back(std::move(pieces[k]), passes - 1);
       }
   };
   // An idle rank is waiting and nothing is left to hand out: the part held longest is asked back.
@@ -235,7 +256,7 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
     last_report = env.elapsed_seconds();
     PartProgress sum;
     for (const SearchState& s : results) sum += PartProgress::of(s.tally);
-    for (const SearchState& s : waiting) sum += PartProgress::of(s.tally);
+    for (const Queued& q : waiting) sum += PartProgress::of(q.state.tally);
     for (const Unparsed& u : unparsed) sum += u.last;
     for (int r = 1; r < size; ++r)
       if (at[static_cast<std::size_t>(r)].holding) sum += at[static_cast<std::size_t>(r)].progress;
@@ -300,7 +321,7 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
     std::this_thread::sleep_for(kPollPause);
   }
   for (const Unparsed& u : unparsed) results.push_back(parse_result(u.rank, u.text));
-  for (SearchState& s : waiting) results.push_back(std::move(s));  // never handed out: still open
+  for (Queued& q : waiting) results.push_back(std::move(q.state));  // never handed out: still open
   env.stats.set("mpi.ranks", size);
   env.stats.set("mpi.divided", divided);
   // Divided parts make more pieces than the first split: numbered afresh for the join.
