@@ -148,6 +148,18 @@ LinearDistribution::LinearDistribution(double constant, double error, const std:
   double span = 0.0;
   for (const Prepared& p : varying) span += p.tmax - p.tmin;
   bin_ = span / static_cast<double>(std::max(1, bins));
+  // Adding a term costs its non-empty bins times the sum's length so far, which grows by the term's
+  // bins: dense terms first, sparse wide ones (few values, many bins apart) last (exchange argument:
+  // a before b is cheaper when bins_a / values_a <= bins_b / values_b).
+  auto spread = [&](const Prepared& p) {
+    const double nf = std::floor((p.tmax - p.tmin) / bin_) + 2.0;
+    const double values = p.t.kind == LinearTerm::Kind::Table      ? static_cast<double>(p.t.table.size())
+                          : p.t.kind == LinearTerm::Kind::Integers ? p.t.hi - p.t.lo + 1.0
+                                                                   : nf;
+    return nf / std::min(nf, values);
+  };
+  std::stable_sort(varying.begin(), varying.end(),
+                   [&](const Prepared& a, const Prepared& b) { return spread(a) < spread(b); });
   // The sum's distribution grows by each term's bins; two buffers of the final size take turns.
   std::size_t total = 1;
   for (const Prepared& p : varying) total += static_cast<std::size_t>(std::floor((p.tmax - p.tmin) / bin_)) + 1;
