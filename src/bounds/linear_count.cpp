@@ -83,6 +83,7 @@ LinearDistribution::LinearDistribution(double constant, double error, const std:
   struct Prepared {
     LinearTerm t;
     double tmin, tmax;
+    double spread = 0.0;  // bins per value (the order terms are added in)
   };
   std::vector<Prepared> varying;
   for (const LinearTerm& raw : terms) {
@@ -151,15 +152,15 @@ LinearDistribution::LinearDistribution(double constant, double error, const std:
   // Adding a term costs its non-empty bins times the sum's length so far, which grows by the term's
   // bins: dense terms first, sparse wide ones (few values, many bins apart) last (exchange argument:
   // a before b is cheaper when bins_a / values_a <= bins_b / values_b).
-  auto spread = [&](const Prepared& p) {
+  for (Prepared& p : varying) {
     const double nf = std::floor((p.tmax - p.tmin) / bin_) + 2.0;
     const double values = p.t.kind == LinearTerm::Kind::Table      ? static_cast<double>(p.t.table.size())
                           : p.t.kind == LinearTerm::Kind::Integers ? p.t.hi - p.t.lo + 1.0
                                                                    : nf;
-    return nf / std::min(nf, values);
-  };
+    p.spread = nf / std::min(nf, values);
+  }
   std::stable_sort(varying.begin(), varying.end(),
-                   [&](const Prepared& a, const Prepared& b) { return spread(a) < spread(b); });
+                   [](const Prepared& a, const Prepared& b) { return a.spread < b.spread; });
   // The sum's distribution grows by each term's bins; two buffers of the final size take turns.
   std::size_t total = 1;
   for (const Prepared& p : varying) total += static_cast<std::size_t>(std::floor((p.tmax - p.tmin) / bin_)) + 1;
