@@ -35,8 +35,8 @@ class Network:
     def logit(self, x):
         return self.pre_activations(x)[-1][:, 0]
 
-    def back_substitute(self, coef, k, lows, ups, lo, hi, lower):
-        """Bound coef . h_k over [lo, hi] (batch): DeepPoly's slopes, returns (bound, input coefficients)."""
+    def back_substitute(self, coef, k, lows, ups, lo, hi, lower, alpha=None):
+        """Bound coef . h_k over [lo, hi] (batch): DeepPoly's lower slopes or `alpha`; (bound, input coefficients)."""
         lam, const = coef, torch.zeros(coef.shape[:2])
         for j in range(k, -1, -1):
             const = const + lam @ self.b[j]
@@ -49,7 +49,7 @@ class Network:
             s = torch.where(unstable, u / (u - l).clamp(min=1e-30), active.double()).unsqueeze(1)
             intercept = torch.where(unstable, -s.squeeze(1) * l, torch.zeros_like(l)).unsqueeze(1)
             a = torch.where(unstable, (u > -l).double(), active.double())
-            a = (self.alpha[j - 1] if self.alpha is not None else a).unsqueeze(1)
+            a = (alpha[j - 1] if alpha is not None else a).unsqueeze(1)
             pos, neg = lam.clamp(min=0), lam.clamp(max=0)
             if lower:
                 const, lam = const + (neg * intercept).sum(-1), pos * a + neg * s
@@ -61,7 +61,6 @@ class Network:
         return const + (lam.clamp(min=0) * hi + lam.clamp(max=0) * lo).sum(-1), lam
 
     def hidden_bounds(self, lo, hi, phase=None):
-        self.alpha = None
         lows, ups = [], []
         for k in range(self.depth - 1):
             n = self.b[k].shape[0]
@@ -76,9 +75,7 @@ class Network:
         return lows, ups
 
     def output_bound(self, lo, hi, lower, lows, ups, alpha=None):
-        self.alpha = alpha
-        v, lam = self.back_substitute(torch.ones(lo.shape[0], 1, 1), self.depth - 1, lows, ups, lo, hi, lower)
-        self.alpha = None
+        v, lam = self.back_substitute(torch.ones(lo.shape[0], 1, 1), self.depth - 1, lows, ups, lo, hi, lower, alpha)
         return v[:, 0], lam[:, 0, :]
 
 
