@@ -14,6 +14,7 @@
 #include "core/file.h"
 #include "core/json_document.h"
 #include "fairness/falsify.h"
+#include "fairness/state_reader.h"
 #include "model/evaluator.h"
 
 namespace witness {
@@ -25,129 +26,9 @@ using json = nlohmann::json;
 constexpr int kStateVersion = 1;
 constexpr int kMaxJsonDepth = 16;  // a state nests five levels
 constexpr std::uintmax_t kMaxStateBytes = std::uintmax_t{8} << 30;
-constexpr std::size_t kMaxRegions = std::size_t{1} << 24;  // regions in one state
 
 // Running sums of what counting found in open regions can dip below 0 by rounding: saved as 0.
 std::string hex(long double v) { return fmt::format("{:a}", v); }
-
-// Reads the state's fields, each error naming the file and the field.
-class StateReader {
- public:
-  StateReader(std::string source, const SearchQuestion& q)
-      : source_(std::move(source)),
-        q_(q),
-        is_protected_(q.schema.feature_mask(q.protected_features)),
-        combos_(static_cast<int>(protected_combinations(q.schema, q.protected_features).size())) {}
-
-  [[noreturn]] void fail(const std::string& where, const std::string& what) const {
-    throw InputError(source_, "", fmt::format("{}: {}", where, what));
-  }
-
-  const json& field(const json& j, const char* name, const std::string& where) const {
-    if (!j.is_object()) fail(where, "expected an object");
-    const auto it = j.find(name);
-    if (it == j.end()) fail(where, fmt::format("missing field '{}'", name));
-    return *it;
-  }
-  [[nodiscard]] long double amount(const json& j, const char* name, const std::string& where) const {
-    const json& v = field(j, name, where);
-    if (!v.is_string()) fail(where + "." + name, "expected a hexadecimal number in a string");
-    const std::string& s = v.get_ref<const std::string&>();
-    char* end = nullptr;
-    const long double x = std::strtold(s.c_str(), &end);
-    if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(x) || x < 0.0L)
-      fail(where + "." + name, fmt::format("'{}' is not a finite number >= 0", s.substr(0, 40)));
-    return x;
-  }
-  [[nodiscard]] std::int64_t count(const json& j, const char* name, const std::string& where) const {
-    const json& v = field(j, name, where);
-    if (!v.is_number_integer() || v.get<std::int64_t>() < 0) fail(where + "." + name, "expected an integer >= 0");
-    return v.get<std::int64_t>();
-  }
-  [[nodiscard]] double number(const json& j, const char* name, const std::string& where) const {
-    const json& v = field(j, name, where);
-    if (!v.is_number() || !std::isfinite(v.get<double>())) fail(where + "." + name, "expected a finite number");
-    return v.get<double>();
-  }
-  [[nodiscard]] bool flag(const json& j, const char* name, const std::string& where) const {
-    const json& v = field(j, name, where);
-    if (!v.is_boolean()) fail(where + "." + name, "expected true or false");
-    return v.get<bool>();
-  }
-  // A raw row of the schema: one value per feature, inside its range (integral where it must be).
-  [[nodiscard]] Eigen::VectorXd row(const json& v, const std::string& where) const {
-    const Schema& s = q_.schema;
-    if (!v.is_array() || static_cast<int>(v.size()) != s.size())
-      fail(where, fmt::format("expected an array of {} numbers (one per feature)", s.size()));
-    Eigen::VectorXd out(s.size());
-    for (int f = 0; f < s.size(); ++f) {
-      const json& x = v[static_cast<std::size_t>(f)];
-      const Feature& feat = s.feature(f);
-      if (!x.is_number() || !std::isfinite(x.get<double>()))
-        fail(where, fmt::format("{}: not a finite number", feat.name));
-      out(f) = x.get<double>();
-      if (out(f) < feat.min || out(f) > feat.max || (feat.integral() && out(f) != std::floor(out(f))))
-        fail(where, fmt::format("{} = {} is outside its domain", feat.name, out(f)));
-    }
-    return out;
-  }
-
-  [[nodiscard]] SearchRegion region(const json& j, const std::string& where) const {
-    SearchRegion r;
-    r.lo = row(field(j, "lo", where), where + ".lo");
-    r.hi = row(field(j, "hi", where), where + ".hi");
-    for (int f = 0; f < q_.schema.size(); ++f)
-      if (r.lo(f) > r.hi(f)) fail(where, fmt::format("{}: lo > hi", q_.schema.feature(f).name));
-    const json& pairs = field(j, "pairs", where);
-    if (!pairs.is_array() || pairs.size() > static_cast<std::size_t>(combos_) * static_cast<std::size_t>(combos_))
-      fail(where + ".pairs", "expected an array of protected-value pairs");
-    for (const json& p : pairs) {
-      if (!p.is_number_integer() || p.get<std::int64_t>() < 0 ||
-          p.get<std::int64_t>() >= static_cast<std::int64_t>(combos_) * combos_ ||
-          p.get<std::int64_t>() / combos_ == p.get<std::int64_t>() % combos_)
-        fail(where + ".pairs", "not a pair of two different protected values");
-      r.open.push_back(p.get<int>());
-    }
-    const json& known = field(j, "known", where);
-    if (!known.is_array() || known.size() > 4096) fail(where + ".known", "expected an array of rows");
-    for (const json& k : known) r.known.push_back(row(k, where + ".known"));
-    r.depth = static_cast<int>(std::min<std::int64_t>(count(j, "depth", where), 1 << 20));
-    const json& split = field(j, "split", where);
-    if (!split.is_number_integer() || split.get<std::int64_t>() < -1 || split.get<std::int64_t>() >= q_.schema.size())
-      fail(where + ".split", "expected a feature index or -1");
-    r.split = split.get<int>();
-    // The measure follows from the box; what counting found inside may not exceed it.
-    r.measure = box_measure(q_.schema, is_protected_, r.lo, r.hi);
-    r.fair = amount(j, "fair", where);
-    r.unfair = amount(j, "unfair", where);
-    if (r.fair + r.unfair > r.measure * (1.0L + 1e-12L)) fail(where, "fair + unfair exceed the box's measure");
-    r.key = number(j, "key", where);
-    r.recount = flag(j, "recount", where);
-    return r;
-  }
-
-  [[nodiscard]] RegionReport report(const json& j, const std::string& where) const {
-    RegionReport r;
-    r.lo = row(field(j, "lo", where), where + ".lo");
-    r.hi = row(field(j, "hi", where), where + ".hi");
-    r.share = number(j, "share", where);
-    r.falsified = number(j, "falsified", where);
-    r.undecided = number(j, "undecided", where);
-    r.points = amount(j, "points", where);
-    r.all_falsified = flag(j, "all", where);
-    if (r.share < 0.0 || r.share > 1.0 || r.falsified < 0.0 || r.falsified > r.share || r.undecided < 0.0)
-      fail(where, "shares outside [0, 1]");
-    return r;
-  }
-
-  [[nodiscard]] int combos() const { return combos_; }
-
- private:
-  std::string source_;
-  const SearchQuestion& q_;
-  std::vector<bool> is_protected_;
-  int combos_;
-};
 
 }  // namespace
 
@@ -326,7 +207,8 @@ SearchState parse_search_state(const std::string& text, const std::string& sourc
     tally.witnesses.push_back(std::move(*w));
   }
   const json& reports = in.field(j, "reports", "state");
-  if (!reports.is_array() || reports.size() > kMaxRegions) in.fail("reports", "expected an array of regions");
+  if (!reports.is_array() || reports.size() > StateReader::kMaxRegions)
+    in.fail("reports", "expected an array of regions");
   for (std::size_t k = 0; k < reports.size(); ++k)
     s.answer.reports.push_back(in.report(reports[k], fmt::format("reports[{}]", k)));
   const json& mass = in.field(j, "mass", "state");
@@ -342,7 +224,7 @@ SearchState parse_search_state(const std::string& text, const std::string& sourc
     s.answer.mass.push_back(std::move(bins));
   }
   const json& open = in.field(j, "open", "state");
-  if (!open.is_array() || open.size() > kMaxRegions) in.fail("open", "expected an array of regions");
+  if (!open.is_array() || open.size() > StateReader::kMaxRegions) in.fail("open", "expected an array of regions");
   for (std::size_t k = 0; k < open.size(); ++k) tally.left.push_back(in.region(open[k], fmt::format("open[{}]", k)));
   return s;
 }

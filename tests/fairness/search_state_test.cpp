@@ -1,13 +1,16 @@
 // Saved searches: a search stopped after any number of regions and continued from its saved state
 // (through the file format, as --checkpoint and --resume do) ends with the uninterrupted run's
 // exact counts, for networks and trees, also when divided into pieces continued apart (mpirun's
-// stealing); sub-problem states join; hostile state files are input errors naming the file.
+// stealing); sub-problem states join; hostile state files are input errors naming the file; the
+// binary form of MPI messages carries the same state, and malformed messages are refused alike.
 #include "fairness/search_state.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +20,7 @@
 #include "fairness/complete_search.h"
 #include "fairness/network_regions.h"
 #include "fairness/region_scheduler.h"
+#include "fairness/search_state_bytes.h"
 #include "fairness/tree_search.h"
 #include "tiny_networks.h"
 
@@ -288,6 +292,56 @@ TEST(SearchState, SubProblemStatesJoinOnlyWhenComplete) {
   EXPECT_EQ(joined.parts, 1);
   EXPECT_EQ(joined.tally.certified, a.tally.certified);
   EXPECT_EQ(joined.tally.left.size(), a.tally.left.size());
+}
+
+TEST(SearchState, BytesRoundTripExactly) {
+  const Saved s;
+  const SearchState a = parse_search_state(s.text, "a.json", s.question);
+  const std::string bytes = search_state_bytes(a, s.question);
+  const SearchState b = parse_search_state_bytes(bytes, "rank 1's result", s.question);
+  ASSERT_EQ(b.tally.left.size(), a.tally.left.size());
+  for (std::size_t k = 0; k < a.tally.left.size(); ++k) EXPECT_EQ(b.tally.left[k].measure, a.tally.left[k].measure);
+  EXPECT_EQ(search_state_text(b, s.question), s.text);
+}
+
+void expect_bytes_refused(const std::string& bytes, const SearchQuestion& q, const std::string& needle) {
+  try {
+    (void)parse_search_state_bytes(bytes, "rank 3's result", q);
+    ADD_FAILURE() << "accepted: " << needle;
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("rank 3's result"), std::string::npos) << what;
+    EXPECT_NE(what.find(needle), std::string::npos) << what;
+  }
+}
+
+TEST(SearchState, HostileBytesAreInputErrors) {
+  const Saved s;
+  const SearchQuestion& q = s.question;
+  const std::string bytes = search_state_bytes(parse_search_state(s.text, "a.json", q), q);
+  expect_bytes_refused("", q, "not a witness search state message");
+  expect_bytes_refused(s.text, q, "not a witness search state message");
+  for (std::size_t cut = 1; cut < bytes.size(); cut += 1 + bytes.size() / 97) {
+    SCOPED_TRACE(cut);
+    EXPECT_THROW((void)parse_search_state_bytes(bytes.substr(0, cut), "cut", q), InputError);
+  }
+  expect_bytes_refused(bytes + "x", q, "bytes after the last region");
+  // The first open region's first bound, right after the region count.
+  const std::size_t magic = bytes.find('\n') + 1;
+  std::uint64_t text_size = 0;
+  std::memcpy(&text_size, bytes.data() + magic, sizeof text_size);
+  const std::size_t count_at = magic + sizeof text_size + text_size, lo_at = count_at + sizeof(std::uint64_t);
+  auto with = [&bytes](std::size_t at, auto value) {
+    std::string b = bytes;
+    std::memcpy(b.data() + at, &value, sizeof value);
+    return b;
+  };
+  expect_bytes_refused(with(lo_at, -99.0), q, "outside its domain");
+  expect_bytes_refused(with(lo_at, std::nan("")), q, "not a finite number");
+  expect_bytes_refused(with(count_at, std::uint64_t{1} << 40), q, "more than a state holds");
+  expect_bytes_refused(with(count_at, std::uint64_t{1} << 20), q, "ends early");
+  const test::Tiny other = test::medium_tiny(8);
+  expect_bytes_refused(bytes, SearchQuestion{other.model, other.schema, other.prot, true}, "saved for another");
 }
 
 }  // namespace
