@@ -45,6 +45,7 @@ SplitRule parse_split_rule(const std::string& name);  // kSplitRules, InputError
 struct CompleteProgress {
   double certified = 0.0, falsified = 0.0;  // shares of the domain so far (sound at every moment)
   std::int64_t leaves = 0;
+  std::int64_t open_regions = 0;  // queued or being refined now
   double seconds = 0.0;
   // The same as measures of points (a sub-problem's, for adding up parts): certified and falsified
   // (counted in open regions included), and found to be no person.

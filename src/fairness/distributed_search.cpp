@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -20,6 +19,7 @@
 #include "fairness/part_solver.h"
 #include "fairness/region_scheduler.h"
 #include "fairness/search_state.h"
+#include "fairness/search_state_bytes.h"
 
 #ifdef WITNESS_HAVE_MPI
 #include <mpi.h>
@@ -56,16 +56,12 @@ constexpr double kLeastMovingSeconds = 1.0;
 // Between polls of MPI: each poll runs OpenMPI's progress engine, and at 200 us the two ranks of an
 // exact 5 s run spent 0.9 s of CPU polling (6.5 s against 5.6 s at 2 ms) on cores their solvers need.
 constexpr std::chrono::milliseconds kPollPause{2};
+// What moving one open region back to rank 0 costs (writing, sending and checking 160,000 regions
+// of GC1 took 0.7 s): a worker ends its slice early by this much per open region, so that its part
+// arrives when the slice ends, not a second later (the end of a run is such an end).
+constexpr double kMovingSecondsPerRegion = 5e-6;
 // Between reports of the run's progress (and workers' reports to rank 0).
 constexpr double kProgressSeconds = 0.25;
-// Under a time limit a quantification's parts get their time in passes, these shares of it each
-// (anytime shares: see coordinate).
-constexpr std::array<double, 3> kPassShares = {0.1, 0.3, 0.6};
-// ... each slice scaled by its part's undecided measure over the waiting parts' mean, within these
-// factors: the time goes where the undecided points are, as one process's queue takes the largest
-// undecided regions first.
-constexpr double kLeastSliceFactor = 0.25, kMostSliceFactor = 4.0;
-
 bool started_by_launcher() {
   for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
     if (std::getenv(v) != nullptr) return true;
@@ -98,35 +94,28 @@ bool witness_ends_search(const SearchState& s, const CompleteSearchOptions& o) {
 }
 
 // Rank 0's view of who solves what: worker ranks 1..size-1 and its own solver thread (index 0).
-// A part waiting for its next slice: which pass that is, and the measure its open regions leave
-// undecided (what its slice is scaled by).
-struct Queued {
-  SearchState state;
-  std::size_t pass = 0;
-  long double undecided = 0.0L;
-
-  Queued(SearchState s, std::size_t k) : state(std::move(s)), pass(k) {
-    for (const SearchRegion& r : state.tally.left) undecided += std::max(0.0L, r.measure - r.fair - r.unfair);
-  }
-};
-
 struct Holder {
   bool holding = false;   // solving a part
   bool yielding = false;  // asked to hand its part back, to be divided with an idle rank
   bool waiting = false;   // a worker rank that asked for a part when none was left
   bool retired = false;   // told there is no more
-  bool again = false;     // its part is back in the queue after this slice (not its last pass)
-  std::size_t pass = 0;   // which pass of its part this slice is
   double since = 0.0;     // when it got its part
   PartProgress progress;  // what its part has decided so far (a worker's last report)
 };
 
 FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals, const Schema& schema,
                           const CompleteSearchOptions& o, Env& env, const SearchQuestion& question, int size) {
-  std::vector<SearchState> parts = split_search(regions, signals, schema, o, kPartsPerRank * size, env);
+  const double limit = env.options.get_real("time-limit");
+  // A quantification under a time limit keeps one part on each rank until the limit, its regions
+  // refined largest undecided first as one process's queue refines them: its shares at any moment
+  // are those of one process with a queue per rank. Parts that wait for a turn lag (GC1: 90%
+  // certified after 8 s with 2 ranks and 8 parts each, after 1 s with 2 threads), and parts given
+  // their time in slices lose the order (AC4: 51-53% certified at 20 s against 53-54% resident).
+  const int parts_per_rank = o.quantify && limit > 0.0 ? 1 : kPartsPerRank;
+  std::deque<SearchState> waiting;
+  for (SearchState& part : split_search(regions, signals, schema, o, parts_per_rank * size, env))
+    waiting.push_back(std::move(part));
   signals.stop = false;
-  std::deque<Queued> waiting;
-  for (SearchState& part : parts) waiting.emplace_back(std::move(part), 0);
   std::vector<SearchState> results;
   // Results of a quantification that ended on their own, parsed when rank 0 has nothing else to do:
   // parsing a state of 100,000 open regions takes about a second, which its rank would otherwise
@@ -138,7 +127,7 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
   };
   std::deque<Unparsed> unparsed;
   auto parse_result = [&](int r, const std::string& text) {
-    return parse_search_state(text, fmt::format("rank {}'s result", r), question);
+    return parse_search_state_bytes(text, fmt::format("rank {}'s result", r), question);
   };
   std::vector<Holder> at(static_cast<std::size_t>(size));
   bool stopping = false;
@@ -147,35 +136,12 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
   // Under a time limit each part gets a slice of it (the time left over the rounds of parts still
   // waiting), so that every part is refined, not only the first ones handed out: a part that runs
   // to the limit would leave the others wholly undecided.
-  const double limit = env.options.get_real("time-limit");
   const double deadline = refine_deadline(o, limit);
   auto late = [&](double margin) { return deadline > 0.0 && env.elapsed_seconds() + margin >= deadline; };
-  // A quantification's shares are anytime: each part gets its time in passes (kPassShares), every
-  // part's first pass before any part's second. Otherwise a part waits untouched until its turn, and
-  // the run's shares at any moment before the limit (its progress, or the answer of a run
-  // interrupted) lag those of one process, whose queue takes the largest undecided regions first
-  // (GC1: 90% certified after 8 s with 2 ranks in one pass, after 1 s with 2 threads).
-  const std::size_t passes = o.quantify && limit > 0.0 ? kPassShares.size() : 1;
-  auto share_from = [&](std::size_t k) {  // of a part's time, from its pass k on
-    double sum = 0.0;
-    for (std::size_t i = k; i < passes; ++i) sum += passes == 1 ? 1.0 : kPassShares[i];
-    return sum;
-  };
-  // The front part's slice: the time left over the rounds of the waiting parts' remaining passes
-  // (in passes, scaled by the part's undecided measure).
   auto slice = [&] {
     if (limit <= 0.0) return 0.0;
-    double rounds = 0.0;
-    long double undecided = 0.0L;
-    for (const Queued& q : waiting) rounds += share_from(q.pass), undecided += q.undecided;
-    const double share = passes == 1 ? 1.0 : kPassShares[waiting.front().pass];
-    rounds = std::max(1.0, std::ceil(rounds / static_cast<double>(size) - 1e-9));
-    double factor = 1.0;
-    if (passes > 1 && undecided > 0.0L) {
-      const auto mean = static_cast<double>(undecided / static_cast<long double>(waiting.size()));
-      factor = std::clamp(static_cast<double>(waiting.front().undecided) / mean, kLeastSliceFactor, kMostSliceFactor);
-    }
-    return std::max(0.01, factor * share * (limit - env.elapsed_seconds()) / rounds);
+    const double rounds = std::ceil(static_cast<double>(waiting.size()) / static_cast<double>(size) - 1e-9);
+    return std::max(0.01, (limit - env.elapsed_seconds()) / std::max(1.0, rounds));
   };
   auto stop_all = [&] {
     if (stopping) return;
@@ -187,17 +153,15 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
   auto hand_out = [&](int r) {
     Holder& h = at[static_cast<std::size_t>(r)];
     h.holding = true, h.waiting = false, h.since = env.elapsed_seconds();
-    SearchState& part = waiting.front().state;
+    SearchState& part = waiting.front();
     h.progress = PartProgress::of(part.tally);
-    h.pass = waiting.front().pass;
-    h.again = h.pass + 1 < passes;
     const double seconds = slice();
-    env.log(2, "mpi: rank {} gets a part of {} open regions ({} waiting) for {:.2f} s, pass {} of {}", r,
-            part.tally.left.size(), waiting.size() - 1, seconds, h.pass + 1, passes);
+    env.log(2, "mpi: rank {} gets a part of {} open regions ({} waiting) for {:.2f} s", r, part.tally.left.size(),
+            waiting.size() - 1, seconds);
     if (r == 0) {
       local.start(std::move(part), seconds);
     } else {
-      send_text(r, kPart, fmt::format("{:.17g}\n", seconds) + search_state_text(part, question));
+      send_text(r, kPart, fmt::format("{:.17g}\n", seconds) + search_state_bytes(std::move(part), question));
     }
     waiting.pop_front();
   };
@@ -206,13 +170,9 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
   auto take_back = [&](int r, SearchState s) {
     Holder& h = at[static_cast<std::size_t>(r)];
     h.holding = false;
-    const bool yielded = std::exchange(h.yielding, false), again = std::exchange(h.again, false);
+    const bool yielded = std::exchange(h.yielding, false);
     if (witness_ends_search(s, o)) stop_all();
     env.log(2, "mpi: rank {} {} its part, {} regions open", r, yielded ? "yields" : "ends", s.tally.left.size());
-    if (again && !stopping && !late(kLeastMovingSeconds) && !s.tally.left.empty()) {
-      waiting.emplace_back(std::move(s), h.pass + 1);  // to the back of the queue, for its next pass
-      return;
-    }
     if (!yielded || stopping || late(kLeastMovingSeconds) || s.tally.left.empty()) {
       results.push_back(std::move(s));
       return;
@@ -223,9 +183,7 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
     std::vector<SearchState> pieces = divide_search_state(std::move(s), 2 + idle, regions.domain_points(), true);
     results.push_back(std::move(pieces[0]));
     for (std::size_t k = 1; k < pieces.size(); ++k)
-      if (!pieces[k].tally.left.empty()) {
-        waiting.emplace_back(std::move(pieces[k]), passes - 1);
-      }
+      if (!pieces[k].tally.left.empty()) waiting.push_back(std::move(pieces[k]));
   };
   // An idle rank is waiting and nothing is left to hand out: the part held longest is asked back.
   auto steal = [&] {
@@ -256,7 +214,7 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
     last_report = env.elapsed_seconds();
     PartProgress sum;
     for (const SearchState& s : results) sum += PartProgress::of(s.tally);
-    for (const Queued& q : waiting) sum += PartProgress::of(q.state.tally);
+    for (const SearchState& q : waiting) sum += PartProgress::of(q.tally);
     for (const Unparsed& u : unparsed) sum += u.last;
     for (int r = 1; r < size; ++r)
       if (at[static_cast<std::size_t>(r)].holding) sum += at[static_cast<std::size_t>(r)].progress;
@@ -297,7 +255,7 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
       Holder& h = at[static_cast<std::size_t>(st.MPI_SOURCE)];
       if (st.MPI_TAG == kProgress) {
         if (h.holding) h.progress = PartProgress::parse(text);
-      } else if (st.MPI_TAG == kResult && o.quantify && !h.yielding && !h.again) {
+      } else if (st.MPI_TAG == kResult && o.quantify && !h.yielding) {
         h.holding = false;
         env.log(2, "mpi: rank {} ends its part", st.MPI_SOURCE);
         unparsed.push_back({st.MPI_SOURCE, std::move(text), h.progress});
@@ -321,7 +279,7 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
     std::this_thread::sleep_for(kPollPause);
   }
   for (const Unparsed& u : unparsed) results.push_back(parse_result(u.rank, u.text));
-  for (Queued& q : waiting) results.push_back(std::move(q.state));  // never handed out: still open
+  for (SearchState& q : waiting) results.push_back(std::move(q));  // never handed out: still open
   env.stats.set("mpi.ranks", size);
   env.stats.set("mpi.divided", divided);
   // Divided parts make more pieces than the first split: numbered afresh for the join.
@@ -359,10 +317,17 @@ void work(const RegionEvaluator& regions, SearchSignals& signals, const Schema& 
     if (tag == kNone) return;
     const std::size_t eol = text.find('\n');  // the part's time slice, then its state
     if (eol == std::string::npos) throw InternalError("rank 0 sent a sub-problem without its time slice");
-    solver.start(parse_search_state(text.substr(eol + 1), "rank 0's sub-problem", question),
-                 std::stod(text.substr(0, eol)));
+    const double seconds = std::stod(text.substr(0, eol));
+    // The search itself stops at the run's deadline for refining (before the estimate's time).
+    const double deadline = refine_deadline(o, env.options.get_real("time-limit"));
+    const double slice_end =
+        deadline > 0.0 ? std::min(deadline, env.elapsed_seconds() + seconds) : env.elapsed_seconds() + seconds;
+    solver.start(parse_search_state_bytes(std::string_view(text).substr(eol + 1), "rank 0's sub-problem", question),
+                 seconds);
     double last_report = env.elapsed_seconds();
     while (!solver.done()) {
+      const double moving = kMovingSecondsPerRegion * static_cast<double>(solver.open_regions());
+      if (seconds > 0.0 && env.elapsed_seconds() + moving >= slice_end) solver.cancel();
       if (o.progress && env.elapsed_seconds() - last_report >= kProgressSeconds) {
         last_report = env.elapsed_seconds();
         send_text(0, kProgress, solver.progress().text());
@@ -379,7 +344,7 @@ void work(const RegionEvaluator& regions, SearchSignals& signals, const Schema& 
       if (o.cancel != nullptr && o.cancel->load()) solver.cancel();
       std::this_thread::sleep_for(kPollPause);
     }
-    send_text(0, kResult, search_state_text(solver.finish(), question));
+    send_text(0, kResult, search_state_bytes(solver.finish(), question));
   }
 }
 

@@ -55,6 +55,7 @@ void PartSolver::start(SearchState part, double seconds) {
   cancel_ = false;
   signals_.stop = false;
   done_ = false;
+  open_regions_ = static_cast<std::int64_t>(part.tally.left.size());
   {
     std::lock_guard lock(progress_mutex_);
     progress_ = PartProgress::of(part.tally);
@@ -90,6 +91,7 @@ const CompleteSearchOptions& PartSolver::own_options() {
   own_.checkpoint.clear();
   // The part's own shares are not the run's: kept for the rank's MPI thread, which passes them on.
   own_.progress = [this](const CompleteProgress& p) {
+    open_regions_ = p.open_regions;
     std::lock_guard lock(progress_mutex_);
     progress_ = PartProgress::of(p);
   };

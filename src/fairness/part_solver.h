@@ -57,6 +57,8 @@ class PartSolver {
   [[nodiscard]] bool done() const { return done_.load(); }
   // What the part being solved has decided so far (its state's shares until the search reports).
   [[nodiscard]] PartProgress progress() const;
+  // The part's open regions at the search's last report (what moving it back would carry).
+  [[nodiscard]] std::int64_t open_regions() const { return open_regions_.load(); }
   void cancel() { cancel_ = true; }
   // The finished part's state (rethrows what the search threw).
   SearchState finish();
@@ -70,6 +72,7 @@ class PartSolver {
   Env& env_;
   CompleteSearchOptions own_;
   std::atomic<bool> cancel_{false}, done_{false};
+  std::atomic<std::int64_t> open_regions_{0};
   std::thread thread_;
   std::optional<SearchState> result_;
   std::exception_ptr error_;

@@ -344,6 +344,7 @@ void RegionScheduler::report_progress(std::chrono::steady_clock::time_point& las
     p.certified = static_cast<double>(p.certified_points / valid);
     p.falsified = static_cast<double>(p.falsified_points / valid);
     p.leaves = tally_.leaves;
+    p.open_regions = pending_.load();
     p.seconds = env_.elapsed_seconds();
   }
   o_.progress(p);
