@@ -1,10 +1,11 @@
 // The complete engine across machines: `mpirun -n N witness fair ...` (or srun) runs one witness
-// per rank; rank 0 cuts the search into sub-problems (8 per rank), hands them out on request (its own
-// solver thread takes them too), and when a rank runs dry with none left, asks the part held longest
-// back and divides its open regions (stealing); it stops every rank at the first witness of a
-// verdict search and joins the results into the answer one process gives, which only rank 0
-// prints. One thread per rank talks MPI. Built when CMake finds MPI; otherwise every process is
-// rank 0 of 1.
+// per rank; rank 0 cuts the search into sub-problems (8 per rank; one per rank, kept until the end,
+// for a quantification under a time limit), hands them out on request (its own solver thread takes
+// them too), and when a rank runs dry with none left, asks the part held longest back and divides
+// its open regions (stealing); it stops every rank at the first witness of a verdict search and
+// joins the results into the answer one process gives, which only rank 0 prints. One thread per
+// rank talks MPI; parts travel as binary search states. Built when CMake finds MPI; otherwise
+// every process is rank 0 of 1.
 //
 //   witness::distributed_start();  // first in main: MPI_Init when started by mpirun or srun
 //   if (witness::distributed_rank() > 0) { /* print nothing */ }
