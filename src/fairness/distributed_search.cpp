@@ -49,8 +49,8 @@ namespace {
 enum Tag : int { kRequest = 1, kPart = 2, kResult = 3, kStop = 4, kNone = 5, kYield = 6, kProgress = 7 };
 constexpr int kPartsPerRank = 8;
 constexpr double kLeastHeldSeconds = 0.1;  // a part is not asked back sooner
-// Nor this close to the parts' deadline: moving a part costs up to a second (states of 100,000 open
-// regions), and a part handed out past it would return untouched; a run of 20 s that divided a part
+// Nor this close to the parts' deadline: moving a part costs up to a second (states of 200,000 open
+// regions, there and back), and a part handed out past it would return untouched; a run of 20 s that divided a part
 // at its end overran its limit by the hard deadline's 2.5 s and answered inconclusive.
 constexpr double kLeastMovingSeconds = 1.0;
 // Between polls of MPI: each poll runs OpenMPI's progress engine, and at 200 us the two ranks of an
@@ -118,7 +118,7 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
   signals.stop = false;
   std::vector<SearchState> results;
   // Results of a quantification that ended on their own, parsed when rank 0 has nothing else to do:
-  // parsing a state of 100,000 open regions takes about a second, which its rank would otherwise
+  // checking a state of 100,000 open regions takes a tenth of a second, which its rank would otherwise
   // spend waiting for its next part (a verdict search parses at once, to stop at a witness).
   struct Unparsed {
     int rank;
