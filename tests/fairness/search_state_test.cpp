@@ -234,13 +234,16 @@ std::string replaced(std::string text, const std::string& prefix, const std::str
   return text;
 }
 
-void expect_refused(const std::string& text, const SearchQuestion& q, const std::string& needle) {
+// `input` read as a state from `source` (the JSON form, or the binary one of MPI messages) must be
+// refused with an input error naming the source and saying `needle`.
+void expect_refused(const std::string& input, const SearchQuestion& q, const std::string& needle, bool bytes = false) {
+  const std::string source = bytes ? "rank 3's result" : "bad.json";
   try {
-    (void)parse_search_state(text, "bad.json", q);
+    (void)(bytes ? parse_search_state_bytes(input, source, q) : parse_search_state(input, source, q));
     ADD_FAILURE() << "accepted: " << needle;
   } catch (const InputError& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("bad.json"), std::string::npos) << what;
+    EXPECT_NE(what.find(source), std::string::npos) << what;
     EXPECT_NE(what.find(needle), std::string::npos) << what;
   }
 }
@@ -305,14 +308,7 @@ TEST(SearchState, BytesRoundTripExactly) {
 }
 
 void expect_bytes_refused(const std::string& bytes, const SearchQuestion& q, const std::string& needle) {
-  try {
-    (void)parse_search_state_bytes(bytes, "rank 3's result", q);
-    ADD_FAILURE() << "accepted: " << needle;
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("rank 3's result"), std::string::npos) << what;
-    EXPECT_NE(what.find(needle), std::string::npos) << what;
-  }
+  expect_refused(bytes, q, needle, true);
 }
 
 TEST(SearchState, HostileBytesAreInputErrors) {
