@@ -13,8 +13,12 @@ namespace {
 
 constexpr std::size_t kPointReports = 4096;  // falsified points of an enumerated region reported one by one
 
+// The heap's order: the largest key first, or while a full queue drains, the smallest.
 struct ByKey {
-  bool operator()(const SearchRegion& a, const SearchRegion& b) const { return a.key < b.key; }
+  bool smallest_first = false;
+  bool operator()(const SearchRegion& a, const SearchRegion& b) const {
+    return smallest_first ? b.key < a.key : a.key < b.key;
+  }
 };
 
 }  // namespace
@@ -188,6 +192,7 @@ FairnessResult RegionScheduler::answer(SearchState state) const {
     a.emplace(schema_, o_.protected_features, o_.max_regions, regions_.domain_points());
     if (!a->join(state.answer)) throw InputError("a search state's quantify answer does not fit this question");
   }
+  env_.stats.set("complete.drained_queues", static_cast<double>(drains_.load()));
   return search_result(std::move(state.tally), regions_, schema_, a, o_, env_);
 }
 
@@ -195,15 +200,19 @@ void RegionScheduler::push(unsigned id, SearchRegion r) {
   Queue& q = *queues_[id];
   std::lock_guard lock(q.mutex);
   q.heap.push_back(std::move(r));
-  std::push_heap(q.heap.begin(), q.heap.end(), ByKey{});
+  std::push_heap(q.heap.begin(), q.heap.end(), ByKey{q.draining});
 }
 
 bool RegionScheduler::take_from(Queue& q, SearchRegion& r) {
   std::lock_guard lock(q.mutex);
   if (q.heap.empty()) return false;
-  std::pop_heap(q.heap.begin(), q.heap.end(), ByKey{});
+  std::pop_heap(q.heap.begin(), q.heap.end(), ByKey{q.draining});
   r = std::move(q.heap.back());
   q.heap.pop_back();
+  if (q.draining && q.heap.size() <= q.drained) {  // drained: the largest first again
+    q.draining = false;
+    std::make_heap(q.heap.begin(), q.heap.end(), ByKey{});
+  }
   return true;
 }
 
@@ -291,10 +300,15 @@ void RegionScheduler::commit(unsigned id, const SearchRegion* parent, RegionOutc
   evict(id, scratch);
 }
 
-// Keeps the queues within the evaluator's cap: the regions with the least undecided measure (the
-// smallest keys) are dropped for good. Their measure stays undecided, with what counting showed of
-// them; memory stays bounded. For --quantify, points drawn in them as they go keep the estimate of
-// the undecided share about them.
+// Keeps the queues within the evaluator's cap. Where every region closes after finitely many
+// refinements (trees) and the run has no time limit, a full queue is drained instead: the
+// smallest regions first (depth first, so the queue stops growing) until half of it is left, and
+// nothing is lost, so the count ends exact. Under a time limit draining would spend the time on
+// small regions (Adult, 100 trees of depth 4 at 60 s: 5.3 -> 10.7% undecided for
+// HistGradientBoosting, 29.7 -> 44.4% for GradientBoosting), so there, as for networks, the
+// regions with the least undecided measure (the smallest keys) are dropped for good. Their
+// measure stays undecided, with what counting showed of them; memory stays bounded. For
+// --quantify, points drawn in them as they go keep the estimate of the undecided share about them.
 void RegionScheduler::evict(unsigned id, RegionScratch* scratch) {
   const std::size_t cap = std::max<std::size_t>(64, regions_.max_open() / queues_.size());
   Queue& q = *queues_[id];
@@ -302,6 +316,15 @@ void RegionScheduler::evict(unsigned id, RegionScratch* scratch) {
   {
     std::lock_guard lock(q.mutex);
     if (q.heap.size() <= cap) return;
+    if (regions_.closes_every_region() && search_deadline_ <= 0.0 && env_.options.get_real("time-limit") <= 0.0) {
+      if (!q.draining) {
+        ++drains_;
+        q.draining = true;
+        q.drained = cap / 2;
+        std::make_heap(q.heap.begin(), q.heap.end(), ByKey{true});
+      }
+      return;
+    }
     auto by_key = [](const SearchRegion& a, const SearchRegion& b) { return a.key > b.key; };
     std::nth_element(q.heap.begin(), q.heap.begin() + static_cast<std::ptrdiff_t>(cap / 2), q.heap.end(), by_key);
     out.assign(std::make_move_iterator(q.heap.begin() + static_cast<std::ptrdiff_t>(cap / 2)),

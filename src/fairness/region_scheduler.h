@@ -60,7 +60,9 @@ class RegionScheduler {
  private:
   struct Queue {
     std::mutex mutex;
-    std::vector<SearchRegion> heap;  // max-heap on key
+    std::vector<SearchRegion> heap;  // max-heap on key (min-heap while draining)
+    bool draining = false;
+    std::size_t drained = 0;  // draining ends at this many regions
   };
 
   void push(unsigned id, SearchRegion r);
@@ -84,6 +86,7 @@ class RegionScheduler {
   Env& env_;
   std::vector<std::unique_ptr<Queue>> queues_;
   std::atomic<long> pending_{0};  // regions queued or being refined
+  std::atomic<long> drains_{0};   // times a full queue began draining (closes_every_region)
   // Workers hold it shared from taking a region to committing what it became, so that a snapshot
   // (holding it alone) sees every region exactly once: queued, in flight or closed.
   std::shared_mutex frontier_mutex_;

@@ -118,6 +118,8 @@ class RegionEvaluator {
   [[nodiscard]] virtual bool real_domain() const = 0;           // some non-protected feature is real
   [[nodiscard]] virtual SearchRegion whole() const = 0;         // the domain, not yet evaluated
   [[nodiscard]] virtual std::size_t max_open() const = 0;       // open regions kept at most
+  // Every region closes after finitely many refinements: a full queue is then drained, not cut.
+  [[nodiscard]] virtual bool closes_every_region() const { return false; }
   [[nodiscard]] virtual std::unique_ptr<RegionScratch> scratch() const { return nullptr; }
   // The whole domain evaluated: closed, or open with its key.
   [[nodiscard]] virtual RegionOutcome begin(SearchRegion whole, RegionScratch* scratch) const = 0;

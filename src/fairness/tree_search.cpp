@@ -58,6 +58,8 @@ class TreeRegions final : public RegionEvaluator {
   [[nodiscard]] long double domain_points() const override { return domain_points_; }
   [[nodiscard]] bool real_domain() const override { return real_domain_; }
   [[nodiscard]] std::size_t max_open() const override { return std::min(o_.max_open_regions, kMaxOpen); }
+  // Each cut is at a tree's threshold, so every box ends with one leaf per tree (exact labels).
+  [[nodiscard]] bool closes_every_region() const override { return true; }
   [[nodiscard]] std::unique_ptr<RegionScratch> scratch() const override {
     return std::make_unique<TreeScratch>(model_);
   }

@@ -5,12 +5,16 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <map>
 #include <random>
 #include <set>
+#include <sstream>
 
 #include "fairness/complete_search.h"
 #include "fairness/raw_trees.h"
+#include "model/loaders.h"
+#include "support/paths.h"
 #include "tiny_networks.h"
 
 namespace witness {
@@ -88,6 +92,38 @@ TEST(TreeSearch, ExactCountsWithSumsAtTheThreshold) {
   for (std::uint64_t seed = 1; seed <= 4; ++seed)
     for (const char* s : {test::kBoolLast, test::kTwoProtected, test::kWideInteger})
       expect_exact(test::random_forest(s, seed, false, seed % 2 == 0, true), 1);
+}
+
+// Without a time limit a queue past its cap is drained (smallest boxes first), not cut: the
+// XGBoost 25 x 4 Adult fixture on a smaller box, with room for 64 open boxes per queue, ends with
+// the count of a run that never fills its queue, nothing evicted. Under a time limit the smallest
+// boxes are dropped instead (the count is then not exact).
+TEST(TreeSearch, FullQueuesDrainAndStayExact) {
+  const Model model = load_model(source_path("tests/fixtures/trees/adult_xgb_25x4.json"));
+  std::ifstream in(source_path("benchmarks/fairify/adult.toml"));
+  std::stringstream toml;
+  toml << in.rdbuf() << "\n[boxes.small]\nage = [25, 45]\nhours-per-week = [30, 50]\ncapital-gain = [0, 3]\n";
+  const Schema schema = parse_schema(toml.str(), "adult.toml + small").with_box("small");
+  auto run = [&](std::size_t cap, Env& env) {
+    CompleteSearchOptions o;
+    o.protected_features = {schema.feature_index("sex")};
+    o.quantify = true;
+    o.max_open_regions = cap;
+    return complete_search(model, schema, o, env);
+  };
+  Env roomy = test::make_env("0", 2), tight = test::make_env("0", 2), limited = test::make_env("600", 2);
+  const FairnessResult a = run(std::size_t{1} << 21, roomy), b = run(128, tight), c = run(128, limited);
+  ASSERT_TRUE(a.share.exact) << a.reason;
+  EXPECT_EQ(roomy.stats.get("complete.drained_queues"), 0.0);
+  EXPECT_TRUE(b.share.exact) << b.reason;
+  EXPECT_GT(tight.stats.get("complete.drained_queues"), 0.0);
+  EXPECT_EQ(tight.stats.get("complete.evicted_regions"), 0.0);
+  EXPECT_GT(a.share.falsified_points, 0.0L);
+  EXPECT_EQ(static_cast<double>(b.share.falsified_points), static_cast<double>(a.share.falsified_points));
+  EXPECT_EQ(static_cast<double>(b.share.points), static_cast<double>(a.share.points));
+  EXPECT_FALSE(c.share.exact);
+  EXPECT_EQ(limited.stats.get("complete.drained_queues"), 0.0);
+  EXPECT_GT(limited.stats.get("complete.evicted_regions"), 0.0);
 }
 
 }  // namespace
