@@ -1,8 +1,11 @@
 // witness: interrogates decision models. Exit codes (DESIGN.md): 0 verified/ok, 10 witness,
 // 20 inconclusive, 1 runtime error, 2 usage or input error.
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <string>
+#include <thread>
 
 #include "cli/cli.h"
 #include "core/error.h"
@@ -11,6 +14,9 @@
 #include "solver/z3_check.h"
 
 namespace {
+// How long a worker rank with an input error waits for rank 0 to end the run (see main).
+constexpr std::chrono::seconds kOwnErrorAfter{5};
+
 // Messages may quote bytes from a corrupt file: show them escaped, so the one error line is
 // printable text.
 std::string printable(const std::string& text) {
@@ -92,6 +98,18 @@ int main(int argc, char** argv) {
     if (witness::cli::was_interrupted()) {  // e.g. a compiler killed by the same Ctrl-C
       std::cerr << "witness: interrupted (Ctrl-C) before an answer\n";
       return 130;
+    }
+    if (witness::distributed_rank() > 0 && e.exit_code() == 2) {
+      // Under mpirun every rank reads the same inputs, so rank 0 reports a bad one. MPI_Finalize
+      // (on return) waits for every rank: it returns when rank 0 ended too, and then this rank
+      // leaves quietly; if rank 0 runs on instead, the error is this rank's own and is printed.
+      std::thread([message = printable(e.what())] {
+        std::this_thread::sleep_for(kOwnErrorAfter);
+        std::cerr << "error: " << message << '\n';
+        std::cerr.flush();
+        std::_Exit(2);
+      }).detach();
+      return 2;
     }
     std::cerr << "error: " << printable(e.what()) << '\n';
     return e.exit_code();

@@ -82,9 +82,17 @@ timeout 60 mpirun -n 2 "$W" fair "$B/models/german/GC3.h5" --schema "$B/german.t
 rc=$?
 check "mpirun -n 2 verdict search: rc=$rc (want 10), a replayed witness" \
   $([[ $rc -eq 10 ]] && json_check "$T/verdict.json" 'd["verdict"] == "witness" and d["witness"] is not None'; echo $?)
-# Every rank says what is wrong (exit 2).
+# --checkpoint is refused (exit 2).
 err=$(timeout 120 mpirun -n 2 "$W" fair "${ARGS[@]}" --quantify --checkpoint "$T/c.json" 2>&1 >/dev/null)
 rc=$?
 check "--checkpoint under mpirun: rc=$rc (want 2): $(printf '%s' "$err" | head -c 200)" \
   $([[ $rc -eq 2 && "$err" == *"not under mpirun"* ]]; echo $?)
+# A bad input that every rank reads: said once (by rank 0), exit 2.
+head -c 3000 "$B/models/german/GC3.h5" >"$T/cut.h5"
+start=$SECONDS
+err=$(timeout 60 mpirun -n 2 "$W" fair "$T/cut.h5" --schema "$B/german.toml" --protected age --quantify 2>&1 >/dev/null)
+rc=$?
+said=$(printf '%s\n' "$err" | grep -c '^error: .*cut.h5: truncated or corrupt HDF5 file')
+check "a truncated model under mpirun: rc=$rc (want 2), said $said time(s) (want 1), $((SECONDS - start)) s" \
+  $([[ $rc -eq 2 && $said -eq 1 ]]; echo $?)
 finish
