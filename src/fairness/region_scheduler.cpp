@@ -316,7 +316,7 @@ void RegionScheduler::evict(unsigned id, RegionScratch* scratch) {
   {
     std::lock_guard lock(q.mutex);
     if (q.heap.size() <= cap) return;
-    if (regions_.closes_every_region() && search_deadline_ <= 0.0 && env_.options.get_real("time-limit") <= 0.0) {
+    if (regions_.closes_every_region() && search_deadline_ <= 0.0) {
       if (!q.draining) {
         ++drains_;
         q.draining = true;
