@@ -4,6 +4,7 @@
 #include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/Demangle/Demangle.h>
 #include <llvm/IR/DebugInfoMetadata.h>
+#include <llvm/IR/InstrTypes.h>
 #include <llvm/IRReader/IRReader.h>
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/raw_ostream.h>
@@ -18,6 +19,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "program/file_view.h"
 #include "program/process.h"
 #include "program/program_ir.h"
 #include "program/sandbox.h"
@@ -98,7 +100,14 @@ std::vector<std::string> make_rule_files(const std::string& rule) {
   return files;
 }
 
-ProcessResult clang(std::vector<std::string> args, const BuildLimits& limits);
+// Where the compiler runs: what it may read (the program's folder, the system's tools and headers)
+// and write (the work folder), and its limits.
+struct BuildSite {
+  std::string program_dir, work_dir;
+  BuildLimits limits;
+};
+
+ProcessResult clang(std::vector<std::string> args, const BuildSite& site);
 
 // The file an #include, #include_next or #import line names as written ("" for other lines).
 std::string included_name(const std::string& line) {
@@ -119,13 +128,25 @@ std::string included_name(const std::string& line) {
   return close == std::string::npos ? "" : line.substr(i + 1, close - i - 1);
 }
 
+// clang's error lines about the program's own files (file:line:column: error: ...), without
+// source excerpts: a message about another file could quote it.
+std::string own_errors(const std::string& err, const fs::path& dir, const std::string& none) {
+  std::string errors;
+  std::istringstream in(err);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("error:") != std::string::npos && readable_by_build(line.substr(0, line.find(':')), dir))
+      errors += line + "\n";
+  }
+  return errors.empty() ? none : errors;
+}
+
 // A program is untrusted (witness serve compiles what a client uploads): its build may read only
 // its own folder and the system headers, or clang's messages would show another file's text.
 // Absolute and escaping #include lines are refused as written; then the preprocessor's list of
 // every file read (macros can build a name) is checked, links resolved.
 void check_includes(const std::string& path, std::vector<std::string> args, const std::string& where,
-                    const BuildLimits& limits) {
-  const fs::path dir = fs::weakly_canonical(fs::absolute(path).parent_path());
+                    const BuildSite& site) {
+  const fs::path dir = site.program_dir;
   std::ifstream in(path);
   std::size_t number = 0;
   for (std::string line; std::getline(in, line);) {
@@ -142,7 +163,7 @@ void check_includes(const std::string& path, std::vector<std::string> args, cons
     }
   }
   args.insert(args.end(), {"-M", path});
-  const ProcessResult r = clang(args, limits);
+  const ProcessResult r = clang(args, site);
   for (const std::string& file : make_rule_files(r.out)) {
     if (!readable_by_build(file, dir)) {
       throw InputError(
@@ -151,28 +172,75 @@ void check_includes(const std::string& path, std::vector<std::string> args, cons
                       where.empty() ? "" : where + ": ", path, file));
     }
   }
-  if (r.exit_code != 0 && !r.timed_out) {
-    // Only the messages about the program's own files: another's would quote it.
-    std::string errors;
-    std::istringstream err(r.err);
-    for (std::string line; std::getline(err, line);) {
-      if (line.find("error:") != std::string::npos && readable_by_build(line.substr(0, line.find(':')), dir)) {
-        errors += line + "\n";
-      }
-    }
-    throw InputError(fmt::format("{}program {} does not compile (clang-14):\n{}", where.empty() ? "" : where + ": ",
-                                 path, first_lines(errors.empty() ? "an included file cannot be read" : errors, 10)));
-  }
   if (r.timed_out) {
-    throw InputError(fmt::format("{}program {}: reading its #include files took over {} s",
-                                 where.empty() ? "" : where + ": ", path, limits.seconds));
+    throw InputError(fmt::format("{}program {}: reading its #include files took over {} s", prefix(where), path,
+                                 site.limits.seconds));
+  }
+  // The file view refused a file the checks above did not see named (a macro built its name).
+  std::istringstream err(r.err);
+  for (std::string line; std::getline(err, line);) {
+    const std::size_t at = line.find("cannot open file '");
+    const std::size_t end = line.rfind("': Permission denied");
+    if (at != std::string::npos && end != std::string::npos && end > at + 18) {
+      throw InputError(
+          fmt::format("{}program {} includes {}, outside the program's folder; only its own headers "
+                      "and the system's may be included",
+                      prefix(where), path, line.substr(at + 18, end - at - 18)));
+    }
+  }
+  if (r.exit_code != 0) {
+    throw InputError(fmt::format("{}program {} does not compile (clang-14{}):\n{}", prefix(where), path,
+                                 r.exit_code < 0 ? ", out of memory or killed" : "",
+                                 first_lines(own_errors(r.err, dir, "an included file cannot be read"), 10)));
   }
 }
 
-ProcessResult clang(std::vector<std::string> args, const BuildLimits& limits) {
+// Assembly and linker directives reach the native build's assembler and linker, which read any
+// file they name (.incbin "/etc/shadow", .include, #pragma comment(lib)); a decision function
+// needs none of them, so a program with any is refused outright.
+void check_no_directives(const llvm::Module& m, const std::string& path, const std::string& where) {
+  auto refuse = [&](const std::string& what) {
+    throw InputError(
+        fmt::format("{}program {}: {}; assembly and linker directives are not allowed in a "
+                    "program witness compiles",
+                    prefix(where), path, what));
+  };
+  if (!m.getModuleInlineAsm().empty()) refuse("it has top-level assembly (asm at file scope)");
+  for (const char* name : {"llvm.linker.options", "llvm.dependent-libraries"})
+    if (m.getNamedMetadata(name) != nullptr) refuse("it names libraries or linker options (#pragma comment)");
+  for (const llvm::Function& f : m) {
+    for (const llvm::BasicBlock& b : f) {
+      for (const llvm::Instruction& i : b) {
+        const auto* call = llvm::dyn_cast<llvm::CallBase>(&i);
+        if (call != nullptr && call->isInlineAsm()) {
+          const llvm::DILocation* loc = i.getDebugLoc().get();
+          refuse(loc != nullptr ? fmt::format("line {} has inline assembly", loc->getLine())
+                                : fmt::format("function '{}' has inline assembly", f.getName().str()));
+        }
+      }
+    }
+  }
+  // Section names go to the assembler as written: only plain names.
+  auto plain = [](llvm::StringRef s) {
+    return std::all_of(s.begin(), s.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == '$';
+    });
+  };
+  for (const llvm::GlobalObject& g : m.global_objects())
+    if (g.hasSection() && !plain(g.getSection()))
+      refuse(fmt::format("'{}' has an unusual section name", g.getName().str()));
+}
+
+ProcessResult clang(std::vector<std::string> args, const BuildSite& site) {
   args.insert(args.begin(), "clang-14");
+  // /etc: only what the dynamic loader and clang's distribution check read.
+  const FileView view{{site.program_dir, "/usr", "/etc/ld.so.cache", "/etc/os-release", "/etc/debian_version",
+                       "/etc/lsb-release", "/dev/null", "/dev/urandom"},
+                      {site.work_dir}};
   try {
-    ProcessResult r = run_process(args, limits.seconds, limits.cancel);
+    ProcessResult r = run_in_view(
+        args, view,
+        {.seconds = site.limits.seconds, .memory_bytes = site.limits.memory_bytes, .cancel = site.limits.cancel});
     if (r.cancelled) throw InputError("the run was cancelled while compiling the program");
     return r;
   } catch (const InternalError& e) {
@@ -291,22 +359,22 @@ Program Program::compile(const std::string& path, const std::string& function, c
   std::string dir = (fs::temp_directory_path() / "witness-program-XXXXXX").string();
   if (mkdtemp(dir.data()) == nullptr) throw InternalError("cannot create a temporary folder for the program build");
   impl->work_dir = dir;
+  impl->program_dir = fs::weakly_canonical(fs::absolute(path).parent_path()).string();
+  const BuildSite site{impl->program_dir, impl->work_dir, limits};
   const std::string bitcode = dir + "/program.bc";
   std::vector<std::string> args = {"-x", is_cpp(path) ? "c++" : "c"};
   if (is_cpp(path)) args.emplace_back("-std=c++17");
   args.insert(args.end(), kClangFlags.begin(), kClangFlags.end());
-  check_includes(path, args, where, limits);
+  check_includes(path, args, where, site);
   args.insert(args.end(), {"-emit-llvm", "-c", path, "-o", bitcode});
-  const ProcessResult r = clang(args, limits);
+  const ProcessResult r = clang(args, site);
   if (r.exit_code != 0) {
-    // clang's error lines (file:line:column: error: ...), without the source excerpts and carets.
-    std::string errors;
-    std::istringstream in(r.err);
-    for (std::string line; std::getline(in, line);) {
-      if (line.find("error:") != std::string::npos) errors += line + "\n";
-    }
-    throw InputError(fmt::format("{}program {} does not compile (clang-14{}):\n{}", prefix(where), path,
-                                 r.timed_out ? ", time limit" : "", first_lines(errors.empty() ? r.err : errors, 10)));
+    throw InputError(
+        fmt::format("{}program {} does not compile (clang-14{}):\n{}", prefix(where), path,
+                    r.timed_out       ? ", time limit"
+                    : r.exit_code < 0 ? ", out of memory or killed"
+                                      : "",
+                    first_lines(own_errors(r.err, impl->program_dir, "no message about its own files"), 10)));
   }
   impl->context = std::make_unique<llvm::LLVMContext>();
   llvm::SMDiagnostic diag;
@@ -315,6 +383,7 @@ Program Program::compile(const std::string& path, const std::string& function, c
     throw InternalError(
         fmt::format("{}cannot read the IR clang-14 made of {}: {}", prefix(where), path, diag.getMessage().str()));
   }
+  check_no_directives(*impl->module, path, where);
   llvm::Function* f = find_function(*impl->module, function, where, path);
   impl->function = f;
   impl->symbol = f->getName().str();
@@ -474,9 +543,13 @@ NativeValue Program::run_native(const std::vector<std::optional<NativeValue>>& i
     // Static: the sandbox lets the replay open no file, not even the dynamic loader's libraries.
     std::vector<std::string> a = {
         "-O1", "-ffp-contract=off", "-Wno-everything", "-static", linked, harness_path, "-lm", "-o", exe};
-    const ProcessResult r = clang(a, ir.limits);
+    const ProcessResult r = clang(a, BuildSite{ir.program_dir, ir.work_dir, ir.limits});
     if (r.exit_code != 0) {
-      throw InternalError(fmt::format("cannot build the native replay of {}:\n{}", ir.path, first_lines(r.err, 20)));
+      // Not the linker's messages: they could quote what the program made it read.
+      throw InputError(fmt::format("cannot build the native replay of {} (clang-14 {})", ir.path,
+                                   r.timed_out       ? "ran out of time"
+                                   : r.exit_code < 0 ? "was killed"
+                                                     : fmt::format("exit {}", r.exit_code)));
     }
     ir.native = exe;
   }
@@ -505,11 +578,12 @@ NativeValue Program::run_native(const std::vector<std::optional<NativeValue>>& i
   if (r.exit_code != 0) {
     // The program's own doing (a crash, a refused system call, a loop): an answer about this
     // input cannot be checked natively.
-    throw InputError(fmt::format("the native run of {} on the scenario failed ({}){}", ir.path,
+    // What it printed is not shown: an uploaded program's output is not the client's to read.
+    throw InputError(fmt::format("the native run of {} on the scenario failed ({})", ir.path,
                                  r.timed_out        ? "time limit"
                                  : r.output_limited ? "it printed more than 1 MB"
-                                                    : fmt::format("exit code {}", r.exit_code),
-                                 r.err.empty() ? "" : ": " + first_lines(r.err, 5)));
+                                 : r.exit_code < 0  ? "ended by a signal"
+                                                    : fmt::format("exit code {}", r.exit_code)));
   }
   NativeValue v;
   const char* text = r.out.c_str();

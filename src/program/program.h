@@ -80,17 +80,20 @@ struct ProgramRunOptions {
 };
 
 // Limits on the child processes a program needs: the compiler (and the native replay's build and
-// runs, which take at most the smaller of `seconds` and 30 s each).
+// runs, which take at most the smaller of `seconds` and 30 s each). Every compiler run sees only
+// the program's folder, its own work folder and the system's tools and headers (file_view.h).
 struct BuildLimits {
-  double seconds = 120.0;                     // each compiler run
-  const std::atomic<bool>* cancel = nullptr;  // raised: the compiler or replay is killed
+  double seconds = 120.0;                           // each compiler run
+  std::size_t memory_bytes = std::size_t{2} << 30;  // each compiler run's address space
+  const std::atomic<bool>* cancel = nullptr;        // raised: the compiler or replay is killed
 };
 
 class Program {
  public:
   // Compiles `path` (C by default, C++ for .cc/.cpp/.cxx) at -O1 and reads its IR. InputError
-  // (exit 2) with the compiler's messages for code that does not compile, and for a missing or
-  // unsupported function; `where` (e.g. "q.toml: line 3") is prefixed to those messages.
+  // (exit 2) with the compiler's messages about the program's own files for code that does not
+  // compile, for a missing or unsupported function, and for assembly or linker directives (which
+  // could name other files); `where` (e.g. "q.toml: line 3") is prefixed to those messages.
   static Program compile(const std::string& path, const std::string& function, const std::string& where = "",
                          BuildLimits limits = {});
   Program(Program&&) noexcept;

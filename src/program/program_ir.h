@@ -36,6 +36,7 @@ struct Program::Impl {
   int out_arg = -1;                // a void function's out-parameter holding the decision, or -1
   llvm::Type* out_type = nullptr;  // the type the decision is stored as there
   std::string work_dir;            // a temporary folder holding the bitcode and the native build
+  std::string program_dir;         // the program's folder: what its builds may read, with the system's
   mutable std::string native;      // the native harness, built on first use
   BuildLimits limits;              // for the compiler runs and the native replay
 

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "program/file_view.h"
 #include "program/process.h"
 #include "program/program.h"
 #include "source_file.h"
@@ -175,6 +176,96 @@ TEST(Sandbox, ABuildReadsNoFileOutsideTheProgramsFolder) {
   const SourceFile own("agent.c", "#include <math.h>\n#include \"weights.h\"\nint decide(int x) { return x > W; }\n");
   std::ofstream(fs::path(own.path()).parent_path() / "weights.h") << "#define W 3\n";
   EXPECT_EQ(Program::compile(own.path(), "decide").inputs().size(), 1U);
+}
+
+// Assembly and linker directives would make the native build's assembler or linker read any file
+// (.incbin, .include, #pragma comment(lib)); a program with any of them is refused, and neither
+// the build nor the replay's output ever carries the file's bytes into a message.
+TEST(Sandbox, AssemblyThatNamesAFileIsRefused) {
+  const std::string secret = (fs::temp_directory_path() / fmt::format("witness-secret-{}.txt", getpid())).string();
+  std::ofstream(secret) << "root:x:0:0:xyzzy\n";
+  auto refused = [&](const std::string& text, const std::string& needle) {
+    const SourceFile f("agent.c", text);
+    try {
+      const Program p = Program::compile(f.path(), "decide");
+      NativeValue one;
+      one.integer = 1;
+      (void)p.run_native({one});
+      ADD_FAILURE() << "compiled and ran: " << text;
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(needle), std::string::npos) << what;
+      EXPECT_EQ(what.find("xyzzy"), std::string::npos) << what;
+    }
+  };
+  // The probe's program: the bytes assembled into the binary, written by an .init_array entry.
+  refused(fmt::format("#include <unistd.h>\n"
+                      "__asm__(\".section .rodata\\n.globl blob\\nblob: .incbin \\\"{}\\\"\\n.byte 0\\n\");\n"
+                      "extern const char blob[];\n"
+                      "static void leak(void) {{ write(2, blob, 16); }}\n"
+                      "__attribute__((section(\".init_array\"), used)) static void (*entry)(void) = leak;\n"
+                      "int decide(int x) {{ return x > 0; }}\n",
+                      secret),
+          "top-level assembly");
+  refused(
+      fmt::format("int decide(int x) {{ __asm__ volatile(\".pushsection .data\\n.include \\\"{}\\\"\\n.popsection\"); "
+                  "return x > 0; }}\n",
+                  secret),
+      "inline assembly");
+  refused("#pragma comment(lib, \"secret\")\nint decide(int x) { return x > 0; }\n", "linker");
+  refused(
+      "__attribute__((section(\".data\\n.incbin \\\"/etc/passwd\\\"\"))) int w = 3;\n"
+      "int decide(int x) { return x > w; }\n",
+      "section name");
+  // A program printing on its own (stderr, stdout) before it fails shows nothing of that output.
+  refused(
+      "#include <stdio.h>\n#include <stdlib.h>\n"
+      "int decide(int x) { fprintf(stderr, \"xyzzy\"); printf(\"xyzzy\"); exit(3); }\n",
+      "failed (exit code 3)");
+  fs::remove(secret);
+}
+
+// The compiler itself runs in a view of the program's folder and the system's files: even a tool
+// that tries, reads nothing else (where the kernel has Landlock, as this project's machines do).
+TEST(Sandbox, ACompilerInAFileViewReadsNothingElse) {
+  if (!file_views_supported()) GTEST_SKIP() << "this kernel has no Landlock";
+  const std::string secret = (fs::temp_directory_path() / fmt::format("witness-secret-{}.txt", getpid())).string();
+  std::ofstream(secret) << "xyzzy\n";
+  const SourceFile own("agent.c", "int decide(int x) { return x; }\n");
+  const std::string dir = fs::path(own.path()).parent_path().string();
+  const FileView view{{dir, "/usr", "/etc/ld.so.cache"}, {dir}};
+  const ProcessResult outside = run_in_view({"cat", secret}, view, {.seconds = 10.0});
+  EXPECT_NE(outside.exit_code, 0);
+  EXPECT_EQ(outside.out.find("xyzzy"), std::string::npos);
+  const ProcessResult inside = run_in_view({"cat", own.path()}, view, {.seconds = 10.0});
+  EXPECT_EQ(inside.exit_code, 0);
+  EXPECT_NE(inside.out.find("decide"), std::string::npos);
+  // clang itself, asked to include the secret by a path no check saw.
+  const ProcessResult compiled = run_in_view(
+      {"clang-14", "-x", "c", "-c", "-include", secret, own.path(), "-o", dir + "/a.o"}, view, {.seconds = 60.0});
+  EXPECT_NE(compiled.exit_code, 0);
+  EXPECT_EQ(compiled.err.find("xyzzy"), std::string::npos);
+  const ProcessResult fine =
+      run_in_view({"clang-14", "-x", "c", "-c", own.path(), "-o", dir + "/a.o"}, view, {.seconds = 60.0});
+  EXPECT_EQ(fine.exit_code, 0) << fine.err;
+  fs::remove(secret);
+}
+
+// A preprocessor bomb is stopped by the compiler's memory bound, not the machine's.
+TEST(Sandbox, ACompilerRunsUnderAMemoryBound) {
+  std::string bomb = "#define A0 x\n";
+  for (int i = 1; i < 40; ++i) bomb += fmt::format("#define A{} A{} A{}\n", i, i - 1, i - 1);
+  bomb += "int decide(int x) { return A39; }\n";
+  const SourceFile f("bomb.c", bomb);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    (void)Program::compile(f.path(), "decide", "",
+                           BuildLimits{.seconds = 60.0, .memory_bytes = std::size_t{512} << 20});
+    ADD_FAILURE() << "the bomb compiled";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not compile"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 60.0);
 }
 
 TEST(Sandbox, CancelStopsTheRunAtOnce) {
