@@ -10,6 +10,7 @@
 #include "fairness/search_state.h"
 #include "fairness/smt_search.h"
 #include "fairness/tree_search.h"
+#include "fairness/twins.h"
 
 namespace witness {
 
@@ -197,6 +198,18 @@ FairnessResult run_fairness_engine(const std::string& name, const FairnessProble
   const Model& model = problem.model();
   const Schema& schema = problem.schema();
   FairnessResult r;
+  // No engine is asked a question that has no pair to compare: its "verified" would be vacuous.
+  if (const Twins twins = find_twins(schema, problem.protected_features());
+      twins == Twins::NoPerson || twins == Twins::NoTwins) {
+    r.verdict = Verdict::Verified;
+    r.engine = engine;
+    r.exhaustive = true;
+    r.vacuous = true;
+    r.reason = vacuity_reason(twins, schema, problem.protected_features());
+    r.stats.seconds = env.elapsed_seconds();
+    record_search_stats(r.stats, env.stats);
+    return r;
+  }
   if (engine == "auto") {
     r = auto_search(model, schema, complete_options(problem, settings), env);
   } else if (engine == "complete") {

@@ -164,8 +164,11 @@ struct DataShare {
 struct FairnessResult {
   Verdict verdict = Verdict::Inconclusive;
   std::string engine;
-  bool exhaustive = false;             // the search space was explored to the end (Corollary 4.2)
-  std::string reason;                  // why the verdict is inconclusive, in words
+  bool exhaustive = false;  // the search space was explored to the end (Corollary 4.2)
+  // Verified only because no pair can be compared: the schema's rules leave no person, or no two
+  // that differ only in the protected features (twins.h); `reason` says which.
+  bool vacuous = false;
+  std::string reason;                  // why the verdict is inconclusive (or vacuous), in words
   std::vector<WitnessPair> witnesses;  // replayed, distinct points x; empty unless verdict == Witness
   // How many were asked for (--max-witnesses), and why fewer were found when they were: "" when
   // all asked for were found, else e.g. "these are all the unfair points" or "the time limit".

@@ -229,6 +229,11 @@ void write_verdict(std::ostream& out, const FairnessRun& run) {
       break;
     }
     case Verdict::Verified:
+      if (r.vacuous) {
+        out << fmt::format("verified, vacuous: {}; {} has no pair to compare in {}\n", r.reason, model.name,
+                           schema.source());
+        break;
+      }
       out << fmt::format(
           "verified: {} has no unfairness witness for {} in {} of {}\n", model.name, fmt::join(names, ", "),
           r.phase.rfind("near data", 0) == 0 ? "the boxes around the data rows" : "the domain", schema.source());
@@ -291,6 +296,7 @@ nlohmann::json fairness_json(const FairnessRun& run) {
                         {"schema", schema.source()},
                         {"protected", run.problem.protected_names()},
                         {"exhaustive", r.exhaustive},
+                        {"vacuous", r.vacuous},
                         {"reason", r.reason},
                         {"witnesses_found", r.witnesses.size()},
                         {"witnesses_asked", r.witnesses_asked},
