@@ -1,6 +1,7 @@
 // witness: interrogates decision models. Exit codes (DESIGN.md): 0 verified/ok, 10 witness,
 // 20 inconclusive, 1 runtime error, 2 usage or input error.
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -40,6 +41,9 @@ std::string printable(const std::string& text) {
 
 int main(int argc, char** argv) {
   witness::cli::catch_interrupts();  // first: a Ctrl-C from now on is handled
+  // A file past the size limit (ulimit -f) fails its write with EFBIG, reported and cleaned up as a
+  // full disk is, instead of killing the process mid-file.
+  std::signal(SIGXFSZ, SIG_IGN);
   // Under mpirun/srun: one witness per rank; only rank 0 prints answers (distributed_search.h).
   witness::distributed_start();
   struct Finalize {

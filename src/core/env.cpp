@@ -48,7 +48,13 @@ double Env::seconds_left() const {
   return std::max(0.0, limit - elapsed_seconds());
 }
 
-const char* Env::stop_reason() const { return memory_.exceeded.load() ? "memory limit" : "time limit"; }
+const char* Env::stop_reason() const {
+  if (memory_.exceeded.load()) return "memory limit";
+  // Cancelled (Ctrl-C, the server's cancel) before any limit: not the time limit's doing.
+  const double limit = options.get_real("time-limit");
+  if (cancelled() && !(limit > 0 && elapsed_seconds() >= limit)) return "cancelled";
+  return "time limit";
+}
 
 double resident_megabytes() {
   // /proc/self/statm: size, resident, ... in pages.

@@ -6,7 +6,7 @@
 //   env.start();                                  // starts the clock and the deadline
 //   env.stats.add("bias.samples", 1000);
 //   if (env.expired()) { /* stop and report what is known */ }
-//   std::string why = env.stop_reason();          // "time limit" or "memory limit" (--memory-limit)
+//   std::string why = env.stop_reason();          // "time limit", "memory limit" or "cancelled" (Ctrl-C)
 //   env.log(1, "sampled {} rows", 1000);
 #pragma once
 
@@ -44,8 +44,8 @@ class Env {
   [[nodiscard]] double elapsed_seconds() const;
   // Past --time-limit (never when it is 0), resident memory past --memory-limit, or cancelled.
   [[nodiscard]] bool expired() const;
-  // Why expired() read true: "memory limit" once the memory limit was passed, else "time limit"
-  // (a cancel stops a run as its time limit does).
+  // Why expired() read true: "memory limit" once the memory limit was passed, "cancelled" when the
+  // cancel flag stopped the run before its time limit, else "time limit".
   [[nodiscard]] const char* stop_reason() const;
   [[nodiscard]] bool over_memory_limit() const;  // latched: once past, stays past
   // Seconds to the time limit: infinity without one, 0 once expired() for any reason.

@@ -74,35 +74,66 @@ void check_writable(const std::string& path) {
   if (::access(dir.c_str(), W_OK) != 0) {
     throw InputError(path, "", fmt::format("cannot write in {}: {}", dir.string(), std::strerror(errno)));
   }
+  fs::remove(path + ".witness-tmp", ec);
+}
+
+struct AtomicFile::Impl {
+  std::string path, target;
+  bool direct = false, committed = false;
+  std::ofstream out;
+};
+
+AtomicFile::AtomicFile(std::string path) : impl_(std::make_unique<Impl>()) {
+  namespace fs = std::filesystem;
+  impl_->path = std::move(path);
+  std::error_code ec;
+  const auto status = fs::status(impl_->path, ec);
+  if (fs::is_directory(status)) throw InputError(impl_->path, "", "is a directory, expected a file");
+  impl_->direct = !ec && fs::exists(status) && !fs::is_regular_file(status);
+  impl_->target = impl_->direct ? impl_->path : impl_->path + ".witness-tmp";
+  impl_->out.open(impl_->target, std::ios::binary | std::ios::trunc);
+  if (!impl_->out) throw InputError(impl_->path, "", fmt::format("cannot open for writing: {}", std::strerror(errno)));
+}
+
+AtomicFile::~AtomicFile() {
+  if (impl_->committed || impl_->direct) return;
+  impl_->out.close();
+  std::error_code ignored;
+  std::filesystem::remove(impl_->target, ignored);
+}
+
+std::ostream& AtomicFile::stream() { return impl_->out; }
+
+void AtomicFile::commit() {
+  Impl& f = *impl_;
+  f.out.flush();
+  const int err = errno;
+  const bool ok = static_cast<bool>(f.out);
+  f.out.close();
+  if (!ok || !f.out) {
+    if (!f.direct) {
+      std::error_code ignored;
+      std::filesystem::remove(f.target, ignored);
+    }
+    f.committed = true;
+    throw InputError(f.path, "", fmt::format("writing failed: {}", std::strerror(err)));
+  }
+  f.committed = true;
+  if (f.direct) return;
+  std::error_code ec;
+  std::filesystem::rename(f.target, f.path, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(f.target, ignored);
+    throw InputError(f.path, "", fmt::format("cannot write: {}", ec.message()));
+  }
 }
 
 void write_file(const std::string& path, std::string_view text) {
   const WriteUnderWay under_way;
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const auto status = fs::status(path, ec);
-  if (fs::is_directory(status)) throw InputError(path, "", "is a directory, expected a file");
-  const bool direct = !ec && fs::exists(status) && !fs::is_regular_file(status);
-  const std::string target = direct ? path : path + ".witness-tmp";
-  {
-    std::ofstream out(target, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(path, "", fmt::format("cannot open for writing: {}", std::strerror(errno)));
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.flush();
-    if (!out) {
-      const int err = errno;
-      out.close();
-      if (!direct) fs::remove(target, ec);
-      throw InputError(path, "", fmt::format("writing failed: {}", std::strerror(err)));
-    }
-  }
-  if (direct) return;
-  fs::rename(target, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(target, ignored);
-    throw InputError(path, "", fmt::format("cannot write: {}", ec.message()));
-  }
+  AtomicFile f(path);
+  f.stream().write(text.data(), static_cast<std::streamsize>(text.size()));
+  f.commit();
 }
 
 }  // namespace witness

@@ -119,21 +119,17 @@ std::string pair_row(const Schema& schema, const std::vector<int>& prot, const E
 }  // namespace
 
 PairCsv::PairCsv(const std::string& path, const Schema& schema, const std::vector<int>& prot)
-    : path_(path), schema_(schema), prot_(prot), out_(path) {
-  if (!out_) throw InputError(path, "", "cannot open for writing");
-  out_ << pair_header(schema, prot);
+    : schema_(schema), prot_(prot), out_(path) {
+  out_.stream() << pair_header(schema, prot);
 }
 
 void PairCsv::write(const Eigen::VectorXd& raw, const Eigen::VectorXd& raw_prime, const std::string& label,
                     const std::string& label_prime) {
-  out_ << pair_row(schema_, prot_, raw, raw_prime, label, label_prime);
+  out_.stream() << pair_row(schema_, prot_, raw, raw_prime, label, label_prime);
   ++rows_;
 }
 
-void PairCsv::close() {
-  out_.close();
-  if (!out_) throw InputError(path_, "", "write failed");
-}
+void PairCsv::close() { out_.commit(); }
 
 PairTable::PairTable(const Schema& schema, const std::vector<int>& prot)
     : schema_(schema), prot_(prot), text_(pair_header(schema, prot)) {}

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/file.h"
 #include "domain/schema.h"
 #include "model/model.h"
 
@@ -54,14 +55,13 @@ class PairCsv {
   PairCsv(const std::string& path, const Schema& schema, const std::vector<int>& prot);
   void write(const Eigen::VectorXd& raw, const Eigen::VectorXd& raw_prime, const std::string& label,
              const std::string& label_prime);
-  void close();  // throws InputError if writing failed
+  void close();  // throws InputError if writing failed; only then is the file there
   [[nodiscard]] std::int64_t rows() const { return rows_; }
 
  private:
-  std::string path_;
   const Schema& schema_;
   std::vector<int> prot_;
-  std::ofstream out_;
+  AtomicFile out_;  // complete or absent: a run that fails (a full disk) leaves no partial CSV
   std::int64_t rows_ = 0;
 };
 
