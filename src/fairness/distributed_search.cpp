@@ -288,7 +288,9 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
     results[k].parts = static_cast<int>(results.size());
   }
   RegionScheduler answerer(regions, signals, schema, o, env);
-  return answerer.answer(join_search_states(std::move(results), "mpirun"));
+  // The ranks' parts are this process's own making: their accounts are checked as they arrive,
+  // their regions' disjointness is not checked again.
+  return answerer.answer(join_search_states(std::move(results), {"mpirun"}, question, false));
 }
 
 // Rank 0's answer to a request: a part or kNone. A stop or yield meant for a part this rank has

@@ -340,6 +340,11 @@ void RegionScheduler::evict(unsigned id, RegionScratch* scratch) {
   {
     std::lock_guard lock(mutex_);
     tally_.evicted += static_cast<std::int64_t>(out.size());
+    for (const SearchRegion& r : out) {
+      tally_.evicted_measure += r.measure;
+      tally_.evicted_fair += r.fair;
+      tally_.evicted_unfair += r.unfair;
+    }
     if (answer_)
       for (const SearchRegion& r : out) answer_->add_marginal(r.lo, r.hi, r.unfair);
     if (!estimate) return;

@@ -6,15 +6,21 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "core/error.h"
 #include "core/file.h"
 #include "core/json_document.h"
+#include "core/sha256.h"
+#include "domain/digest.h"
 #include "fairness/falsify.h"
+#include "fairness/state_checks.h"
 #include "fairness/state_reader.h"
+#include "model/digest.h"
 #include "model/evaluator.h"
 
 namespace witness {
@@ -23,7 +29,7 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr int kStateVersion = 1;
+constexpr int kStateVersion = 2;   // 2: content hashes, evicted measure, accounts checked
 constexpr int kMaxJsonDepth = 16;  // a state nests five levels
 constexpr std::uintmax_t kMaxStateBytes = std::uintmax_t{8} << 30;
 
@@ -32,35 +38,25 @@ std::string hex(long double v) { return fmt::format("{:a}", v); }
 
 }  // namespace
 
+const std::string& SearchQuestion::model_hash() const {
+  if (model_hash_.empty()) model_hash_ = model_digest(model);
+  return model_hash_;
+}
+
+const std::string& SearchQuestion::schema_hash() const {
+  if (schema_hash_.empty()) schema_hash_ = schema_digest(schema);
+  return schema_hash_;
+}
+
 std::string SearchQuestion::fingerprint() const {
-  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a
-  auto mix = [&h](const void* data, std::size_t n) {
-    const auto* p = static_cast<const unsigned char*>(data);
-    for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ULL;
-  };
-  auto mix_double = [&mix](double v) { mix(&v, sizeof v); };
-  for (int f = 0; f < schema.size(); ++f) {
-    const Feature& feat = schema.feature(f);
-    mix(feat.name.data(), feat.name.size());
-    mix_double(feat.min);
-    mix_double(feat.max);
-    mix_double(static_cast<double>(feat.kind));
-  }
-  for (int p : protected_features) mix_double(p);
-  mix_double(quantify ? 1.0 : 0.0);
-  // The model's outputs at a few fixed points spread over the domain.
-  Eigen::MatrixXd raw(schema.size(), 8);
-  for (Eigen::Index k = 0; k < raw.cols(); ++k) {
-    for (int f = 0; f < schema.size(); ++f) {
-      const Feature& feat = schema.feature(f);
-      const double t = static_cast<double>((k * 37 + static_cast<Eigen::Index>(f) * 11) % 8) / 7.0;
-      raw(f, k) = feat.min + t * (feat.max - feat.min);
-      if (feat.integral()) raw(f, k) = std::floor(raw(f, k));
-    }
-  }
-  const Evaluation e = evaluate(model, schema.to_model_columns(raw), Precision::Float64);
-  for (Eigen::Index i = 0; i < e.outputs.size(); ++i) mix_double(e.outputs.data()[i]);
-  return fmt::format("{:016x}", h);
+  Sha256 h;
+  h.add_field("witness search question v2");
+  h.add_field(model_hash());
+  h.add_field(schema_hash());
+  h.add_integer(static_cast<std::int64_t>(protected_features.size()));
+  for (int p : protected_features) h.add_integer(p);
+  h.add_integer(quantify ? 1 : 0);
+  return h.hex();
 }
 
 // Written with fmt rather than through a JSON document: a frontier of a million regions is saved
@@ -75,18 +71,22 @@ std::string search_state_text(const SearchState& state, const SearchQuestion& qu
     fmt::format_to(it, "]");
   };
   fmt::format_to(it,
-                 "{{\"format\":\"witness search state\",\"version\":{},\"question\":\"{}\",\"part\":{},\"parts\":{},\n",
-                 kStateVersion, question.fingerprint(), state.part, state.parts);
+                 "{{\"format\":\"witness search state\",\"version\":{},\"question\":\"{}\",\"model\":\"{}\","
+                 "\"schema\":\"{}\",\"part\":{},\"parts\":{},\n",
+                 kStateVersion, question.fingerprint(), question.model_hash(), question.schema_hash(), state.part,
+                 state.parts);
   if (!state.header.empty()) fmt::format_to(it, "\"header\":{},\n", state.header);
   fmt::format_to(
       it,
       "\"tally\":{{\"certified\":\"{}\",\"falsified\":\"{}\",\"open_fair\":\"{}\",\"open_unfair\":\"{}\","
-      "\"invalid\":\"{}\",\"scope\":\"{}\",\"inexact\":{},\"leaves\":{},\"evicted\":{},\"slivers\":{},\"regions\":{},"
+      "\"invalid\":\"{}\",\"scope\":\"{}\",\"inexact\":{},\"leaves\":{},\"evicted\":{},\"evicted_measure\":\"{}\","
+      "\"evicted_fair\":\"{}\",\"evicted_unfair\":\"{}\",\"slivers\":{},\"regions\":{},"
       "\"rejected\":{},\"checked\":{},\"enumerated\":{},\"counted\":{},\"fine_counted\":{},"
       "\"exact_only\":{}}},\n",
       hex(t.certified), hex(t.falsified), hex(std::max(0.0L, t.open_fair)), hex(std::max(0.0L, t.open_unfair)),
-      hex(t.invalid), hex(t.scope), t.inexact, t.leaves, t.evicted, t.slivers, t.counters.regions, t.counters.rejected,
-      t.counters.checked, t.counters.enumerated, t.counters.counted, t.counters.fine_counted, t.counters.exact_only);
+      hex(t.invalid), hex(t.scope), t.inexact, t.leaves, t.evicted, hex(t.evicted_measure), hex(t.evicted_fair),
+      hex(t.evicted_unfair), t.slivers, t.counters.regions, t.counters.rejected, t.counters.checked,
+      t.counters.enumerated, t.counters.counted, t.counters.fine_counted, t.counters.exact_only);
   const EvictedSample& es = t.evicted_sample;
   fmt::format_to(it,
                  "\"evicted_sample\":{{\"measure\":\"{}\",\"fair\":\"{}\",\"unfair\":\"{}\",\"rate\":\"{}\","
@@ -136,7 +136,8 @@ std::string search_state_text(const SearchState& state, const SearchQuestion& qu
   return fmt::to_string(out);
 }
 
-SearchState parse_search_state(const std::string& text, const std::string& source, const SearchQuestion& question) {
+SearchState parse_search_state_fields(const std::string& text, const std::string& source,
+                                      const SearchQuestion& question) {
   json j;
   try {
     j = parse_json_document(text, source, kMaxJsonDepth);
@@ -146,10 +147,24 @@ SearchState parse_search_state(const std::string& text, const std::string& sourc
   const StateReader in(source, question);
   if (!j.is_object() || j.value("format", json()) != "witness search state")
     in.fail("format", "not a witness search state");
-  if (j.value("version", json()) != kStateVersion) in.fail("version", fmt::format("expected {}", kStateVersion));
+  if (j.value("version", json()) != kStateVersion)
+    in.fail("version", fmt::format("expected {} (a state saved by an earlier witness cannot be continued: run "
+                                   "the search again)",
+                                   kStateVersion));
+  // Which of the question's parts differs, by content: the model, the schema (bounds, rules).
+  for (const auto& [name, mine, what] :
+       {std::tuple<const char*, std::string, const char*>{"model", question.model_hash(),
+                                                          "another model (or this file changed)"},
+        {"schema", question.schema_hash(),
+         "another schema: other features, bounds, box or rules (or this file changed)"}}) {
+    const json& saved = in.field(j, name, "state");
+    if (!saved.is_string() || saved.get<std::string>() != mine)
+      in.fail(name, fmt::format("saved for {}: sha256 {} there, {} here", what,
+                                saved.is_string() ? saved.get<std::string>().substr(0, 12) : "?", mine.substr(0, 12)));
+  }
   const json& fp = in.field(j, "question", "state");
   if (!fp.is_string() || fp.get<std::string>() != question.fingerprint())
-    in.fail("question", "saved for another model, schema, protected feature or mode (--quantify)");
+    in.fail("question", "saved for another question: other protected features, or another mode (--quantify)");
   SearchState s;
   s.part = static_cast<int>(std::min<std::int64_t>(in.count(j, "part", "state"), 1 << 20));
   s.parts = static_cast<int>(std::min<std::int64_t>(in.count(j, "parts", "state"), 1 << 20));
@@ -169,6 +184,9 @@ SearchState parse_search_state(const std::string& text, const std::string& sourc
   tally.inexact = in.flag(t, "inexact", "tally");
   tally.leaves = in.count(t, "leaves", "tally");
   tally.evicted = in.count(t, "evicted", "tally");
+  tally.evicted_measure = in.amount(t, "evicted_measure", "tally");
+  tally.evicted_fair = in.amount(t, "evicted_fair", "tally");
+  tally.evicted_unfair = in.amount(t, "evicted_unfair", "tally");
   tally.slivers = in.count(t, "slivers", "tally");
   tally.counters.regions = in.count(t, "regions", "tally");
   tally.counters.rejected = in.count(t, "rejected", "tally");
@@ -229,6 +247,15 @@ SearchState parse_search_state(const std::string& text, const std::string& sourc
   return s;
 }
 
+SearchState parse_search_state(const std::string& text, const std::string& source, const SearchQuestion& question) {
+  SearchState s = parse_search_state_fields(text, source, question);
+  const std::string where = s.parts > 1 ? fmt::format("part {}", s.part) : "state";
+  check_state_accounts(s, question, source, where);
+  check_regions_disjoint(
+      s.tally.left, question, [](std::size_t k) { return fmt::format("open[{}]", k); }, source);
+  return s;
+}
+
 SearchState read_search_state(const std::string& path, const SearchQuestion& question) {
   return parse_search_state(read_file(path, kMaxStateBytes), path, question);
 }
@@ -275,20 +302,50 @@ std::vector<SearchState> divide_search_state(SearchState state, int pieces, long
   return out;
 }
 
-SearchState join_search_states(std::vector<SearchState> states, const std::string& source) {
+SearchState join_search_states(std::vector<SearchState> states, const std::vector<std::string>& names,
+                               const SearchQuestion& question, bool check_overlaps) {
+  const std::string source = names.empty() ? "merge" : names.front();
   if (states.empty()) throw InputError(source, "", "no sub-problem results to merge");
+  auto name = [&names](std::size_t k) { return k < names.size() ? names[k] : fmt::format("part {}", k); };
   const int parts = states.front().parts;
-  std::set<int> seen;
-  for (const SearchState& s : states) {
-    if (s.parts != parts) throw InputError(source, "", "results of different splits (their part counts differ)");
-    if (!seen.insert(s.part).second) throw InputError(source, "", fmt::format("part {} is given twice", s.part));
+  std::map<int, std::size_t> seen;
+  for (std::size_t k = 0; k < states.size(); ++k) {
+    const SearchState& s = states[k];
+    if (s.parts != parts)
+      throw InputError(
+          name(k), "",
+          fmt::format("a part of a split into {}, {} one of {}: results of different splits", s.parts, name(0), parts));
+    if (const auto [at, fresh] = seen.emplace(s.part, k); !fresh)
+      throw InputError(name(k), "", fmt::format("part {} is given twice (also {})", s.part, name(at->second)));
   }
   if (static_cast<int>(seen.size()) != parts)
     throw InputError(source, "",
                      fmt::format("{} of {} parts given: every sub-problem's result is needed", seen.size(), parts));
-  for (const SearchState& s : states)
-    if (s.header != states.front().header)
-      throw InputError(source, "", "results of different sub-problem runs (their headers differ)");
+  for (std::size_t k = 1; k < states.size(); ++k)
+    if (states[k].header != states.front().header)
+      throw InputError(name(k), "", fmt::format("a result of another split than {} (their headers differ)", name(0)));
+  // Every part's accounts balance on their own (parse_search_state); together the parts' scopes
+  // must make the domain, and their open regions must not overlap.
+  const DomainMeasure domain = domain_measure(question);
+  long double scopes = 0.0L;
+  for (const SearchState& s : states) scopes += s.tally.scope > 0.0L || parts > 1 ? s.tally.scope : domain.points;
+  if (!amounts_agree(scopes, domain.points, domain))
+    throw InputError(source, "",
+                     fmt::format("the parts' scopes add up to {:.17g} points, the domain holds {:.17g}: parts of "
+                                 "different splits, or a changed file",
+                                 scopes, domain.points));
+  if (check_overlaps) {
+    std::vector<SearchRegion> open;
+    std::vector<std::pair<std::size_t, std::size_t>> owner;  // (state, index in it)
+    for (std::size_t k = 0; k < states.size(); ++k)
+      for (std::size_t i = 0; i < states[k].tally.left.size(); ++i) {
+        open.push_back(states[k].tally.left[i]);
+        owner.emplace_back(k, i);
+      }
+    check_regions_disjoint(
+        open, question,
+        [&](std::size_t r) { return fmt::format("{} open[{}]", name(owner[r].first), owner[r].second); }, source);
+  }
   SearchState out = std::move(states.front());
   std::mt19937_64 rng(states.size());  // thins the evicted samples to one rate
   out.part = 0;
@@ -301,6 +358,7 @@ SearchState join_search_states(std::vector<SearchState> states, const std::strin
     a.inexact = a.inexact || b.inexact;
     a.interrupted = a.interrupted || b.interrupted;
     a.leaves += b.leaves, a.evicted += b.evicted, a.slivers += b.slivers;
+    a.evicted_measure += b.evicted_measure, a.evicted_fair += b.evicted_fair, a.evicted_unfair += b.evicted_unfair;
     a.counters += b.counters;
     a.evicted_sample.merge(b.evicted_sample, rng);
     for (WitnessPair& w : b.witnesses) a.witnesses.push_back(std::move(w));

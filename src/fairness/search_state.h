@@ -11,6 +11,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "domain/schema.h"
@@ -22,13 +23,21 @@ namespace witness {
 
 // What a saved state answers; the model and schema must outlive it.
 struct SearchQuestion {
+  SearchQuestion(const Model& m, const Schema& s, std::vector<int> protected_features_, bool quantify_ = false)
+      : model(m), schema(s), protected_features(std::move(protected_features_)), quantify(quantify_) {}
+
   const Model& model;
   const Schema& schema;
   std::vector<int> protected_features;
   bool quantify = false;
-  // A hash of the model's outputs at fixed points, the schema's features, the protected features
-  // and the mode: a state of another question is refused.
+  // SHA-256 of everything the answer depends on: the model's full content, the schema with its
+  // bounds and rules, the protected features and the mode. A state of another question is refused.
   [[nodiscard]] std::string fingerprint() const;
+  [[nodiscard]] const std::string& model_hash() const;   // model_digest, computed once
+  [[nodiscard]] const std::string& schema_hash() const;  // schema_digest, computed once
+
+ private:
+  mutable std::string model_hash_, schema_hash_;  // computed on first use
 };
 
 struct SearchState {
@@ -40,9 +49,14 @@ struct SearchState {
 
 [[nodiscard]] std::string search_state_text(const SearchState& state, const SearchQuestion& question);
 // InputError naming `source` for anything malformed or out of the question's domain; every witness
-// is replayed on the model.
+// is replayed on the model. The state must account for its scope (state_checks.h): closed + open +
+// evicted measure = scope, exactly on integer domains; open regions inside the domain and disjoint.
 [[nodiscard]] SearchState parse_search_state(const std::string& text, const std::string& source,
                                              const SearchQuestion& question);
+// The fields of a state, each checked on its own, the accounts not (parse_search_state_bytes adds
+// the open regions first).
+[[nodiscard]] SearchState parse_search_state_fields(const std::string& text, const std::string& source,
+                                                    const SearchQuestion& question);
 [[nodiscard]] SearchState read_search_state(const std::string& path, const SearchQuestion& question);
 void write_search_state(const std::string& path, const SearchState& state, const SearchQuestion& question);
 
@@ -54,7 +68,9 @@ void write_search_state(const std::string& path, const SearchState& state, const
 [[nodiscard]] std::vector<SearchState> divide_search_state(SearchState state, int pieces, long double domain_points,
                                                            bool closed_apart = false);
 // The states of sub-problems of one question joined: shares added, frontiers and answers joined.
-// InputError when a part is missing or given twice.
-[[nodiscard]] SearchState join_search_states(std::vector<SearchState> states, const std::string& source);
+// InputError when a part is missing or given twice, or the parts' scopes do not add up to the
+// domain or their open regions overlap (`check_overlaps`); `names` names each state's file.
+[[nodiscard]] SearchState join_search_states(std::vector<SearchState> states, const std::vector<std::string>& names,
+                                             const SearchQuestion& question, bool check_overlaps = true);
 
 }  // namespace witness

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "fairness/state_checks.h"
 #include "fairness/state_reader.h"
 
 namespace witness {
@@ -105,7 +106,7 @@ SearchState parse_search_state_bytes(std::string_view bytes, const std::string& 
   (void)b.get_text(kMagic.size(), "format");
   const auto text_size = b.get<std::uint64_t>("state");
   if (text_size > bytes.size()) in.fail("state", "the message ends early");
-  SearchState s = parse_search_state(std::string(b.get_text(text_size, "state")), source, question);
+  SearchState s = parse_search_state_fields(std::string(b.get_text(text_size, "state")), source, question);
   if (!s.tally.left.empty()) in.fail("open", "regions in both parts of the message");
   const auto regions = b.get<std::uint64_t>("open");
   if (regions > StateReader::kMaxRegions) in.fail("open", fmt::format("{} regions: more than a state holds", regions));
@@ -130,6 +131,7 @@ SearchState parse_search_state_bytes(std::string_view bytes, const std::string& 
     s.tally.left.push_back(in.checked_region(std::move(r), fmt::format("open[{}]", k)));
   }
   if (!b.at_end()) in.fail("open", "bytes after the last region");
+  check_state_accounts(s, question, source, s.parts > 1 ? fmt::format("part {}", s.part) : "state");
   return s;
 }
 

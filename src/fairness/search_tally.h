@@ -34,6 +34,9 @@ struct SearchTally {
   bool inexact = false;      // some region closed without counting its valid points
   bool interrupted = false;  // stopped by the time limit or the cancel flag
   std::int64_t leaves = 0, evicted = 0, slivers = 0;
+  // The evicted regions' measure, and what counting found in them (also in open_fair/open_unfair):
+  // what a saved state's conservation check needs of the regions it no longer holds.
+  long double evicted_measure = 0.0L, evicted_fair = 0.0L, evicted_unfair = 0.0L;
   SearchCounters counters;
   std::vector<WitnessPair> witnesses;
   std::vector<SearchRegion> left;  // open at the end

@@ -232,9 +232,24 @@ RunOutput run_fair(const JobSubject& subject, const FairJob& job, Env& env, cons
                 .pairs_csv = witness_csv(run),
                 .regions_csv = settings.quantify ? regions_csv(run) : ""};
   add_group_metrics(out, subject, job.positive);
+  // A search continued from a file believes the verdicts of the regions the file says were
+  // closed (its accounts and open regions were checked; certificates will check the rest).
+  if (!settings.resume.empty()) {
+    add_trust_note(
+        out, fmt::format("resumed from {}; the regions it had closed are trusted, not re-checked", settings.resume));
+  }
   out.report = report_envelope("fair", command, out.text, out.result, schema_json(subject.schema),
                                witness_pairs_json(run, kReportPairs));
   return out;
+}
+
+void add_trust_note(RunOutput& out, const std::string& note) {
+  out.text += "  " + note + "\n";
+  out.result["trusted"] = note;
+  if (out.report.is_object()) {
+    out.report["text"] = out.text;
+    out.report["result"]["trusted"] = note;
+  }
 }
 
 RunOutput run_testing(const JobSubject& subject, LabelOracle& oracle, TestOptions options, Env& env,

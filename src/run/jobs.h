@@ -89,6 +89,10 @@ void set_job_options(const std::vector<SettingOption<J>>& table, J& job, Env& en
 // and the solver's own bound is set to it (one setting per process, so not for a server's jobs).
 void apply_process_limits(const Env& env);
 
+// Adds what an answer takes on trust (regions closed by another process, read from a file) to its
+// text, its JSON (`trusted`) and its report.
+void add_trust_note(RunOutput& out, const std::string& note);
+
 // --- jobs --------------------------------------------------------------------------------------
 // `command` is the CLI line that does the same, shown in the report. With data rows, fair also
 // checks every row against every protected value (exact) and reports the share of rows whose label

@@ -67,7 +67,14 @@ FairnessResult fair_near_data(const JobSubject& subject, const FairnessProblem& 
     out.stats.tests += r.stats.tests;
     for (const WitnessPair& w : r.witnesses)
       if (static_cast<int>(out.witnesses.size()) < asked) out.witnesses.push_back(w);
-    // A box cut short by the time limit counts with the sound shares it reached.
+    // A box cut short by the time limit counts with the sound shares it reached; a box where no
+    // two people differ only in the protected features (a husband's sex) has no unfair point.
+    if (r.vacuous) {
+      certified += weight[b];
+      decided += weight[b];
+      ++boxes;
+      continue;
+    }
     certified += weight[b] * r.share.certified;
     falsified += weight[b] * r.share.falsified;
     if (r.share.undecided == 0.0) decided += weight[b];

@@ -1,15 +1,18 @@
 #include "run/subproblems.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <system_error>
 
 #include "core/error.h"
 #include "core/file.h"
 #include "core/json_document.h"
+#include "core/sha256.h"
 #include "fairness/engine.h"
 #include "fairness/search_state.h"
 
@@ -38,13 +41,42 @@ struct Header {
   std::string text;  // the JSON object, as written
 };
 
-std::string header_text(const SubjectSource& s, const std::map<std::string, std::string>& options) {
+// A split's identity: a random id, and the hash of every part's scope and open regions as dealt.
+// Every part carries both, so that parts of two runs of the same command never merge (their
+// regions differ while their questions agree).
+json split_identity(const std::vector<SearchState>& parts) {
+  std::random_device device;
+  std::string id;
+  for (int k = 0; k < 4; ++k) id += fmt::format("{:08x}", device());
+  Sha256 layout;
+  for (const SearchState& s : parts) {
+    layout.add_field(fmt::format("{:a} {}", s.tally.scope, s.tally.left.size()));
+    for (const SearchRegion& r : s.tally.left)
+      for (Eigen::Index f = 0; f < r.lo.size(); ++f) layout.add_number(r.lo(f)), layout.add_number(r.hi(f));
+  }
+  return {{"id", id}, {"parts", parts.size()}, {"layout", layout.hex()}};
+}
+
+std::string header_text(const SubjectSource& s, const std::map<std::string, std::string>& options, const json& split) {
   json o = json::object();
   for (const auto& [name, value] : options) o[name] = value;
-  return json{{"witness", kKind}, {"model", absolute(s.model_path)}, {"schema", absolute(s.schema_path)},
-              {"box", s.box},     {"data", absolute(s.data.path)},   {"protected", s.protected_names},
-              {"options", o}}
+  return json{{"witness", kKind},
+              {"model", absolute(s.model_path)},
+              {"schema", absolute(s.schema_path)},
+              {"box", s.box},
+              {"data", absolute(s.data.path)},
+              {"protected", s.protected_names},
+              {"options", o},
+              {"split", split}}
       .dump();
+}
+
+// "split 3f2a9c1b... (part 2 of 4)" from a header, for messages.
+std::string split_name(const std::string& header) {
+  const json h = json::parse(header, nullptr, false);
+  const json split = h.is_object() ? h.value("split", json()) : json();
+  if (!split.is_object() || !split.value("id", json()).is_string()) return "a split without an identity";
+  return fmt::format("split {}", split["id"].get<std::string>().substr(0, 12));
 }
 
 bool is_fair_option(const std::string& name) {
@@ -124,13 +156,37 @@ std::vector<std::string> write_subproblems(const SubjectSource& source,
   std::map<std::string, std::string> kept;  // the question's options; run options (threads...) are each run's
   for (const auto& [name, value] : options)
     if (is_fair_option(name)) kept.emplace(name, value);
-  const std::string header = header_text(source, kept);
+  const std::string header = header_text(source, kept, split_identity(states));
+  // Written into a fresh folder beside `dir`, then moved in: a split that fails midway (a full
+  // disk) leaves no part behind, and one that succeeds never mixes with an older split's parts.
+  const std::filesystem::path staging = std::filesystem::path(dir) / fmt::format(".witness-split-{}", getpid());
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))  // what a killed split left
+    if (entry.path().filename().string().starts_with(".witness-split-")) std::filesystem::remove_all(entry.path(), ec);
+  std::filesystem::create_directories(staging, ec);
+  if (ec) throw InputError(dir, "", fmt::format("cannot create a folder in it: {}", ec.message()));
   std::vector<std::string> files;
-  for (SearchState& s : states) {
-    s.header = header;
-    files.push_back((std::filesystem::path(dir) / fmt::format("part-{:03d}.json", s.part)).string());
-    write_search_state(files.back(), s, question);
+  try {
+    for (SearchState& s : states) {
+      s.header = header;
+      const std::string name = fmt::format("part-{:03d}.json", s.part);
+      files.push_back((std::filesystem::path(dir) / name).string());
+      try {
+        write_search_state((staging / name).string(), s, question);
+      } catch (const InputError& e) {  // named as the part it was to be: the staging folder goes
+        const std::string what = e.what();
+        const std::size_t colon = what.find(": ");
+        throw InputError(files.back(), "", colon == std::string::npos ? what : what.substr(colon + 2));
+      }
+    }
+    for (const std::string& f : files) {
+      std::filesystem::rename(staging / std::filesystem::path(f).filename(), f, ec);
+      if (ec) throw InputError(f, "", fmt::format("cannot move the part into place: {}", ec.message()));
+    }
+  } catch (...) {
+    std::filesystem::remove_all(staging, ec);
+    throw;
   }
+  std::filesystem::remove_all(staging, ec);
   return files;
 }
 
@@ -158,12 +214,20 @@ RunOutput merge_subproblems(const std::vector<std::string>& results, FairJob job
   std::vector<SearchState> states;
   for (const std::string& r : results) {
     SearchState s = read_search_state(r, question);
-    if (s.header != h.text) throw InputError(r, "", fmt::format("a result of another split than {}", results.front()));
+    if (s.header != h.text)
+      throw InputError(r, "",
+                       fmt::format("a result of another split ({}) than {} ({}): parts of different splits "
+                                   "never merge",
+                                   split_name(s.header), results.front(), split_name(h.text)));
     states.push_back(std::move(s));
   }
-  job.settings.start = std::make_shared<const SearchState>(join_search_states(std::move(states), "witness merge"));
+  job.settings.start = std::make_shared<const SearchState>(join_search_states(std::move(states), results, question));
   job.settings.answer_only = true;
-  return run_fair(subject, job, env, command);
+  RunOutput out = run_fair(subject, job, env, command);
+  add_trust_note(out, fmt::format("merged from {} parts; the regions other processes closed are trusted (their "
+                                  "accounts and open regions were checked)",
+                                  results.size()));
+  return out;
 }
 
 }  // namespace witness

@@ -86,6 +86,82 @@ expect_input_error "merge with part 1 twice" "part 1 is given twice" \
   "$W" merge "$T"/parts/part-*.result.json "$T/parts/part-001.result.json"
 expect_input_error "merge a sub-problem of another split" "another split" \
   "$W" merge "$T/parts/part-000.result.json" "$T/ckpt.json"
+# The probe's saved states (issue 45): each tampered or mismatched file is exit 2, naming the part.
+# Two runs of the same split command deal other regions under the same question: never mixed.
+run_witness 120 "$T/split2.out" fair "${ARGS[@]}" --split-into 5 --out-dir "$T/parts2" --threads 2
+for k in 0 1 2 3 4; do run_witness 120 "$T/p2$k.out" fair --subproblem "$T/parts2/part-00$k.json"; done
+expect_input_error "parts of two runs of one split command" "another split" \
+  "$W" merge "$T/parts/part-000.result.json" "$T"/parts2/part-00[1234].result.json
+tamper() {  # tamper NAME FILE PYTHON-STATEMENT: FILE's JSON `d` changed, written to $T/parts3
+  rm -rf "$T/parts3" && cp -r "$T/parts" "$T/parts3"
+  "$PY" - "$T/parts3/$2" "$3" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+exec(sys.argv[2])
+json.dump(d, open(sys.argv[1], "w"))
+PYEOF
+}
+tamper digit part-002.result.json 't = d["tally"]; t["falsified"] = t["falsified"][:-1] + ("1" if t["falsified"][-1] != "1" else "2") if t["falsified"] != "0x0p+0" else "0x1p+0"'
+expect_input_error "one digit of falsified changed" "do not add up" "$W" merge "$T"/parts3/part-*.result.json
+tamper relabel part-002.result.json 'd["part"] = 3'
+expect_input_error "a part relabelled" "given twice" "$W" merge "$T"/parts3/part-*.result.json
+tamper parts part-002.result.json 'd["parts"] = 4'
+expect_input_error "the part count edited" "split into" "$W" merge "$T"/parts3/part-*.result.json
+tamper certified part-000.result.json 'd["tally"]["certified"] = d["tally"]["scope"]'
+expect_input_error "certified = scope" "more points closed" "$W" merge "$T"/parts3/part-*.result.json
+tamper invalid part-000.result.json 't = d["tally"]; f = float.fromhex(t["falsified"]); t["invalid"] = float(f).hex(); t["falsified"] = "0x0p+0"'
+expect_input_error "falsified points moved to invalid" "no rules" "$W" merge "$T"/parts3/part-*.result.json
+cp -r "$T/parts" "$T/parts4"
+"$PY" - "$T/parts4" <<'PYEOF'
+import json, sys
+# An unfinished part (a time limit) with open regions: delete one, duplicate one, widen one.
+p = sys.argv[1] + "/part-001.json"
+d = json.load(open(p))
+assert len(d["open"]) >= 1
+for name, change in [("deleted", lambda o: o[1:]), ("duplicated", lambda o: o + [o[0]])]:
+    e = dict(d); e["open"] = change(list(d["open"])); json.dump(e, open(sys.argv[1] + f"/{name}.json", "w"))
+e = json.loads(json.dumps(d)); e["open"][0]["lo"] = [0 for _ in e["open"][0]["lo"]]
+json.dump(e, open(sys.argv[1] + "/widened.json", "w"))
+PYEOF
+for name in deleted duplicated widened; do
+  expect_input_error "a sub-problem with an open region $name" "$name.json" "$W" fair --subproblem "$T/parts4/$name.json"
+done
+# The model or schema changed after the split: the question's content hashes differ.
+cp "$P/rf.onnx" "$T/m.onnx"
+run_witness 120 "$T/split5.out" fair "$T/m.onnx" --data "$P/adult_600.csv" --protected sex --quantify \
+  --split-into 2 --out-dir "$T/parts5"
+for k in 0 1; do run_witness 120 "$T/p5$k.out" fair --subproblem "$T/parts5/part-00$k.json"; done
+"$PY" - "$T/m.onnx" <<'PYEOF'
+import sys, onnx
+m = onnx.load(sys.argv[1])
+# One leaf weight of one tree, away from any point a sample would look at.
+for node in m.graph.node:
+    for a in node.attribute:
+        if a.name in ("class_weights", "target_weights"):
+            a.floats[len(a.floats) // 2] += 0.25
+            break
+onnx.save(m, sys.argv[1])
+PYEOF
+expect_input_error "a model changed between split and merge" "another model" "$W" merge "$T"/parts5/part-*.result.json
+expect_input_error "a checkpoint resumed on a changed model" "another model" \
+  "$W" fair "$T/m.onnx" --data "$P/adult_600.csv" --protected sex --quantify --resume "$T/ckpt.json"
+"$W" schema infer "$P/rf.onnx" --data "$P/adult_600.csv" >"$T/rf.toml" 2>/dev/null
+printf '\n[constraints]\nrules = ["age >= 20"]\n' >>"$T/rf.toml"
+expect_input_error "a checkpoint without rules resumed under rules" "another schema" \
+  "$W" fair "$P/rf.onnx" --schema "$T/rf.toml" --data "$P/adult_600.csv" --protected sex --quantify \
+  --resume "$T/ckpt.json"
+# Honest merges say what they trust.
+check "merge says what it trusts" $(json_check "$T/merged.json" '"merged from 5 parts" in d["trusted"]'; echo $?)
+# Partial files: a split whose files cannot be written leaves none; a temp file a killed
+# checkpoint left is gone when the next run starts.
+mkdir -p "$T/full"
+(ulimit -f 3; "$W" fair "${ARGS[@]}" --split-into 5 --out-dir "$T/full" >/dev/null 2>"$T/full.err")
+rc=$?
+check "a split that cannot write its parts: rc=$rc (want 2), no part left" \
+  $([[ $rc -eq 2 ]] && ! ls "$T/full"/part-* >/dev/null 2>&1 && ! ls -a "$T/full" | grep -q witness-split; echo $?)
+echo "partial" >"$T/ckpt2.json.witness-tmp"
+run_witness 120 "$T/c2.out" fair "${ARGS[@]}" --checkpoint "$T/ckpt2.json" --time-limit 0.5
+check "a stale checkpoint temp is removed on start" $([[ ! -f $T/ckpt2.json.witness-tmp ]]; echo $?)
 expect_input_error "--subproblem with a model" "sub-problem file says" \
   "$W" fair "$P/rf.onnx" --subproblem "$T/parts/part-000.json"
 expect_input_error "--split-into without --out-dir" "--out-dir" "$W" fair "${ARGS[@]}" --split-into 3

@@ -7,10 +7,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +23,7 @@
 #include "fairness/network_regions.h"
 #include "fairness/region_scheduler.h"
 #include "fairness/search_state_bytes.h"
+#include "fairness/state_checks.h"
 #include "fairness/tree_search.h"
 #include "tiny_networks.h"
 
@@ -183,7 +186,8 @@ void expect_divided_counts(const test::Tiny& t, bool trees, int budget) {
     done[k].part = static_cast<int>(k);
     done[k].parts = static_cast<int>(done.size());
   }
-  expect_answer_of(t, trees, join_search_states(std::move(done), "pieces"), straight);
+  const SearchQuestion question{t.model, t.schema, t.prot, true};
+  expect_answer_of(t, trees, join_search_states(std::move(done), {}, question), straight);
   if (straight.stats.regions > 8 * static_cast<std::int64_t>(budget)) {
     EXPECT_GT(divided, 2) << "no state was divided";
   }
@@ -254,7 +258,7 @@ TEST(SearchState, HostileStatesAreInputErrors) {
   expect_refused("", q, "not a witness search state");
   expect_refused(s.text.substr(0, s.text.size() / 2), q, "not a witness search state");
   expect_refused(std::string(100000, '[') + std::string(100000, ']'), q, "nested deeper than");
-  expect_refused(replaced(s.text, "\"version\":1", "\"version\":7"), q, "version");
+  expect_refused(replaced(s.text, "\"version\":2", "\"version\":7"), q, "version");
   expect_refused(replaced(s.text, "\"part\":0", "\"part\":3"), q, "part");
   expect_refused(replaced(s.text, R"("open":[{"lo":[)", R"("open":[{"lo":[-99,)", ','), q, "outside its domain");
   expect_refused(replaced(s.text, R"("open":[{"lo":[)", R"("open":[{"lo":[0.5,)", ','), q, "open[0].lo");
@@ -276,10 +280,74 @@ TEST(SearchState, HostileStatesAreInputErrors) {
   expect_refused(replaced(s.text, R"("open":[)", R"("open":7,"x":[)"), q, "open");
   // Another question: the other protected value set, or without --quantify.
   const SearchQuestion verdict_only{s.t.model, s.t.schema, s.t.prot, false};
-  expect_refused(s.text, verdict_only, "saved for another");
+  expect_refused(s.text, verdict_only, "saved for another question");
   const test::Tiny other = test::medium_tiny(8);
   const SearchQuestion other_model{other.model, other.schema, other.prot, true};
-  expect_refused(s.text, other_model, "saved for another");
+  expect_refused(s.text, other_model, "saved for another model");
+}
+
+// The probe's tampered states: each balanced account or region broken alone is refused, naming
+// what does not add up, before any of it reaches a count.
+TEST(SearchState, TamperedStatesAreRefused) {
+  const Saved s;
+  // Refined further, so that the state has closed points as well as open regions.
+  const SearchState honest =
+      continue_for(s.t, false, test::quantify_options(s.t), parse_search_state(s.text, "a.json", s.question), 40, 1);
+  ASSERT_GE(honest.tally.left.size(), 2U);
+  ASSERT_GE(honest.tally.certified + honest.tally.falsified, 1.0L);
+  struct Tamper {
+    const char* what;
+    std::function<void(SearchState&)> change;
+    const char* needle;
+  };
+  // Taken from whichever closed amount holds it (a short search certifies little).
+  auto take = [](SearchTally& t, long double v) { (t.certified >= v ? t.certified : t.falsified) -= v; };
+  const std::vector<Tamper> tampers = {
+      {"one point more falsified", [](SearchState& b) { b.tally.falsified += 1.0L; }, "do not add up"},
+      {"half a point more certified", [](SearchState& b) { b.tally.certified += 0.5L; }, "not a whole number"},
+      {"everything certified, nothing falsified",
+       [&](SearchState& b) {
+         b.tally.certified = domain_measure(s.question).points;
+         b.tally.falsified = 0.0L;
+       },
+       "do not add up"},
+      {"no open regions", [](SearchState& b) { b.tally.left.clear(); }, "do not add up"},
+      {"a region twice", [](SearchState& b) { b.tally.left.push_back(b.tally.left.front()); }, "do not add up"},
+      {"the largest region replaced by the smallest, the difference certified",
+       [](SearchState& b) {
+         auto& open = b.tally.left;
+         const auto [small, large] =
+             std::minmax_element(open.begin(), open.end(),
+                                 [](const SearchRegion& x, const SearchRegion& y) { return x.measure < y.measure; });
+         b.tally.certified += large->measure - small->measure;
+         b.tally.open_fair += small->fair - large->fair;
+         b.tally.open_unfair += small->unfair - large->unfair;
+         *large = *small;
+       },
+       "overlaps"},
+      {"a region widened to the domain",
+       [&](SearchState& b) {
+         SearchRegion& r = b.tally.left.front();
+         for (int f = 0; f < s.t.schema.size(); ++f) r.lo(f) = s.t.schema.feature(f).min;
+         for (int f = 0; f < s.t.schema.size(); ++f) r.hi(f) = s.t.schema.feature(f).max;
+       },
+       "do not add up"},
+      {"points moved to invalid",
+       [&](SearchState& b) {
+         b.tally.invalid += 1.0L;
+         take(b.tally, 1.0L);
+       },
+       "the schema has no rules"},
+      {"open counts inflated", [](SearchState& b) { b.tally.open_fair += 1000.0L; }, "open_fair"},
+      {"a scope of 7 points", [](SearchState& b) { b.tally.scope = 7.0L; }, "more points closed"},
+      {"a part's scope for the whole", [](SearchState& b) { b.tally.scope -= 1.0L; }, "scope"},
+  };
+  for (const Tamper& t : tampers) {
+    SCOPED_TRACE(t.what);
+    SearchState bad = honest;
+    t.change(bad);
+    expect_refused(search_state_text(bad, s.question), s.question, t.needle);
+  }
 }
 
 TEST(SearchState, SubProblemStatesJoinOnlyWhenComplete) {
@@ -289,9 +357,10 @@ TEST(SearchState, SubProblemStatesJoinOnlyWhenComplete) {
   a.parts = b.parts = 2;
   b.part = 1;
   b.tally = SearchTally{};
-  EXPECT_THROW((void)join_search_states({a}, "merge"), InputError);
-  EXPECT_THROW((void)join_search_states({a, a}, "merge"), InputError);
-  const SearchState joined = join_search_states({a, b}, "merge");
+  a.tally.scope = domain_measure(s.question).points;  // a part of a split holds its scope: all of it here
+  EXPECT_THROW((void)join_search_states({a}, {"a"}, s.question), InputError);
+  EXPECT_THROW((void)join_search_states({a, a}, {"a", "a"}, s.question), InputError);
+  const SearchState joined = join_search_states({a, b}, {"a", "b"}, s.question);
   EXPECT_EQ(joined.parts, 1);
   EXPECT_EQ(joined.tally.certified, a.tally.certified);
   EXPECT_EQ(joined.tally.left.size(), a.tally.left.size());

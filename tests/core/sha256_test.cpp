@@ -1,0 +1,34 @@
+// SHA-256 against FIPS 180-4's examples, and added in pieces as in one.
+#include "core/sha256.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace witness {
+namespace {
+
+TEST(Sha256, MatchesTheStandardsExamples) {
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(sha256_hex(std::string(1000000, 'a')), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST(Sha256, PiecesHashAsTheWhole) {
+  const std::string text(1000, 'x');
+  for (std::size_t cut : {0UL, 1UL, 55UL, 56UL, 63UL, 64UL, 65UL, 999UL}) {
+    Sha256 h;
+    h.add(std::string_view(text).substr(0, cut));
+    h.add(std::string_view(text).substr(cut));
+    EXPECT_EQ(h.hex(), sha256_hex(text)) << cut;
+  }
+  Sha256 a, b;
+  a.add_field("ab"), a.add_field("c");
+  b.add_field("a"), b.add_field("bc");
+  EXPECT_NE(a.hex(), b.hex());
+}
+
+}  // namespace
+}  // namespace witness
