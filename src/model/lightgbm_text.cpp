@@ -93,6 +93,10 @@ struct Reader {
       throw UnsupportedError(path, w, "linear trees (is_linear=1)");
     }
     const auto values = list<double>(b, "leaf_value", w, static_cast<std::size_t>(leaves));
+    for (std::size_t j = 0; j < values.size(); ++j) {
+      if (!std::isfinite(values[j]))
+        fail(w, fmt::format("leaf_value[{}] is {}; expected a finite number", j, values[j]));
+    }
     const auto inner = static_cast<std::size_t>(leaves - 1);
     std::vector<RawNode> raw(inner + values.size());
     for (std::size_t j = 0; j < values.size(); ++j) raw[inner + j] = tree_detail::leaf(values[j]);
@@ -134,6 +138,8 @@ struct Reader {
       if (dt < 0 || dt > 15 || ((dt >> 2) & 3) == 3) fail(wn, fmt::format("decision_type {} is not valid", dt));
       const double t = thresholds[i];
       if (std::isnan(t)) fail(wn, "threshold is NaN");
+      // LightGBM's thresholds are finite bin bounds (or bitset indices for categorical splits).
+      if (std::isinf(t)) fail(wn, fmt::format("threshold is {}; expected a finite number", t));
       if ((dt & 1) != 0) {
         nd.tests = categorical(t, bounds, bits, wn);
         continue;

@@ -364,6 +364,10 @@ int ModelBuilder::tree_ensemble(int x, std::shared_ptr<const TreeEnsemble> trees
   if (!trees->base_values.empty() && static_cast<int>(trees->base_values.size()) != trees->n_targets) {
     fail(where, fmt::format("{} base values for {} outputs", trees->base_values.size(), trees->n_targets));
   }
+  for (std::size_t k = 0; k < trees->base_values.size(); ++k) {
+    if (!std::isfinite(trees->base_values[k]))
+      fail(where, fmt::format("base value {} is {}; expected a finite number", k, trees->base_values[k]));
+  }
   for (std::size_t t = 0; t < trees->trees.size(); ++t) {
     const auto& tree = trees->trees[t];
     const int count = static_cast<int>(tree.nodes.size());

@@ -42,6 +42,7 @@ struct ColumnState {
   std::string name;
   bool text = false;     // a string input
   bool integer = false;  // an integer input
+  int type = 0;          // the declared element type (TensorProto::DataType), for messages
   std::optional<std::vector<std::string>> categories;
   bool one_hot = false;
   std::string missing;
@@ -85,9 +86,18 @@ const std::set<std::pair<std::string, std::string>>& lifted_ops() {
 
 std::string domain_of(const onnx::NodeProto& n) { return n.domain() == "ai.onnx" ? std::string() : n.domain(); }
 
+// "tensor(float)", as ONNX names input types.
+std::string type_name(int type) {
+  std::string name = Proto::DataType_IsValid(type) ? Proto::DataType_Name(type) : std::to_string(type);
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  return "tensor(" + name + ")";
+}
+
 class ColumnLifter {
  public:
-  ColumnLifter(const onnx::ModelProto& mp, std::string path) : mp_(mp), path_(std::move(path)), h_(path_) {}
+  ColumnLifter(const onnx::ModelProto& mp, std::string path) : mp_(mp), path_(std::move(path)), h_(path_) {
+    h_.set_opsets(mp_);
+  }
 
   LiftedColumns lift();
 
@@ -124,6 +134,9 @@ class ColumnLifter {
 
   std::int64_t axis_of(const Ctx& c, std::int64_t axis, std::size_t per_row_rank) const;
   ColumnState& column_of(const Ref& r) { return columns_[static_cast<std::size_t>(r.column)]; }
+  // For an op that reads `r`'s raw values as text (`text`) or as numbers (`how`: the op and its
+  // attribute): refuses a column declared tensor(string) read as numbers, or the reverse.
+  void need_kind(const Ctx& c, const Ref& r, bool text, const std::string& how);
   void set_categories(const Ctx& c, ColumnState& col, std::vector<std::string> labels, bool one_hot);
   void set_missing(const Ctx& c, ColumnState& col, const std::string& fill) const;
   onnx::ModelProto rewrite(const std::vector<bool>& lifted) const;
@@ -172,6 +185,7 @@ void ColumnLifter::add_inputs() {
       col.name = width == 1 ? in.name() : fmt::format("{}[{}]", in.name(), i);
       col.text = type == Proto::STRING;
       col.integer = integer_type(type);
+      col.type = type;
       v.refs.push_back(
           Ref{.column = static_cast<int>(columns_.size()), .kind = Ref::Kind::Value, .labels = {}, .norm = {}});
       columns_.push_back(std::move(col));
@@ -224,6 +238,13 @@ void ColumnLifter::set(const Ctx& c, int slot, LValue v) {
   if (slot >= c.node.output_size() || c.node.output(slot).empty()) return;
   if (!values_.emplace(c.node.output(slot), std::move(v)).second)
     fail(c.where, fmt::format("redefines value '{}'", c.node.output(slot)));
+}
+
+void ColumnLifter::need_kind(const Ctx& c, const Ref& r, bool text, const std::string& how) {
+  const ColumnState& col = column_of(r);
+  if (r.kind != Ref::Kind::Value || col.text == text) return;
+  fail(c.where, fmt::format("column '{}' is declared {}, but {} reads it as {}", col.name, type_name(col.type), how,
+                            text ? "text" : "numbers"));
 }
 
 void ColumnLifter::set_categories(const Ctx& c, ColumnState& col, std::vector<std::string> labels, bool one_hot) {
@@ -351,6 +372,8 @@ void ColumnLifter::affine(const Ctx& c) {
     const double v = k.numbers.size() == 1 ? k.numbers[0] : k.numbers[i % last];
     if (r.kind != Ref::Kind::Value && r.kind != Ref::Kind::Code)
       unsupported(c.where, fmt::format("{} of a one-hot column of '{}'", op, column_of(r).name));
+    need_kind(c, r, false, op);
+    if (!std::isfinite(v)) fail(c.where, fmt::format("{} by {} (input 1); expected a finite constant", op, v));
     Normalisation& m = r.norm;
     using F = Normalisation::Form;
     const bool none = m.form == F::None;
@@ -385,15 +408,28 @@ void ColumnLifter::label_encoder(const Ctx& c, bool category_mapper) {
   const LValue& x = need(c, 0, "X");
   std::vector<std::string> key_text;
   std::vector<std::int64_t> values;
+  bool text_keys = true;  // the keys are strings: X holds text
+  std::string keys_attr = "cats_strings";
   if (category_mapper) {
     key_text = h_.attr_strings(c, "cats_strings");
     values = h_.attr_ints(c, "cats_int64s");
     if (key_text.size() != values.size()) fail(c.where, "cats_strings and cats_int64s differ in length");
   } else {
+    // LabelEncoder 1 (ai.onnx.ml 1) has classes_strings and defaults instead of keys and values.
+    if (h_.ml_opset() < 2) unsupported(c.where, "LabelEncoder of ai.onnx.ml opset 1 (witness reads opset 2 on)");
+    int given = 0;
+    for (const char* k : {"keys_strings", "keys_int64s", "keys_floats"}) {
+      if (h_.attr(c, k) != nullptr) {
+        ++given;
+        keys_attr = k;
+      }
+    }
+    if (given > 1) fail(c.where, "a LabelEncoder has one of keys_strings, keys_int64s and keys_floats, not several");
+    text_keys = keys_attr == "keys_strings";
     key_text = h_.attr_strings(c, "keys_strings");
     for (const std::int64_t k : h_.attr_ints(c, "keys_int64s"))
       key_text.push_back(number_label(static_cast<double>(k)));
-    for (const double k : h_.attr_floats(c, "keys_floats")) key_text.push_back(number_label(k));
+    for (const double k : h_.attr_finite(c, "keys_floats")) key_text.push_back(number_label(k));
     values = h_.attr_ints(c, "values_int64s");
   }
   if (x.kind != LValue::Kind::Refs) {
@@ -421,6 +457,7 @@ void ColumnLifter::label_encoder(const Ctx& c, bool category_mapper) {
   for (Ref& r : out.refs) {
     if (r.kind != Ref::Kind::Value || r.norm.form != Normalisation::Form::None)
       unsupported(c.where, fmt::format("encodes column '{}' after it was encoded", column_of(r).name));
+    need_kind(c, r, text_keys, fmt::format("{} ({})", c.node.op_type(), keys_attr));
     if (missing_test) {
       if (!key_text[0].empty())
         unsupported(c.where,
@@ -446,11 +483,22 @@ void ColumnLifter::label_encoder(const Ctx& c, bool category_mapper) {
 
 void ColumnLifter::imputer(const Ctx& c) {
   const LValue& x = refs(c, 0);
-  std::vector<double> fill = h_.attr_floats(c, "imputed_value_floats");
+  std::vector<double> fill = h_.attr_finite(c, "imputed_value_floats");
   const std::vector<std::int64_t> ints = h_.attr_ints(c, "imputed_value_int64s");
   const bool on_ints = fill.empty() && !ints.empty();
+  if (!fill.empty() && !ints.empty())
+    fail(c.where, "an Imputer has imputed_value_floats or imputed_value_int64s, not both");
   for (const std::int64_t v : ints) fill.push_back(static_cast<double>(v));
   if (fill.empty()) fail(c.where, "an Imputer without imputed values");
+  for (const Ref& r : x.refs) {
+    need_kind(c, r, false, on_ints ? "Imputer (imputed_value_int64s)" : "Imputer (imputed_value_floats)");
+    if (r.kind == Ref::Kind::Value && column_of(r).integer != on_ints) {
+      fail(c.where,
+           fmt::format("column '{}' is declared {}, but the Imputer's {} are for {} columns", column_of(r).name,
+                       type_name(column_of(r).type), on_ints ? "imputed_value_int64s" : "imputed_value_floats",
+                       on_ints ? "integer" : "float"));
+    }
+  }
   const std::size_t last = x.dims.empty() ? 1 : static_cast<std::size_t>(x.dims.back());
   if (fill.size() != 1 && fill.size() != last) fail(c.where, "imputed values do not match the columns");
   if (on_ints) {
@@ -487,6 +535,9 @@ void ColumnLifter::where_missing(const Ctx& c) {
     if (t.kind != Ref::Kind::IsMissing || r.kind != Ref::Kind::Value || t.column != r.column)
       unsupported(c.where, "Where other than an imputer's (a missing-value test, the fill value, the same column)");
     const std::size_t k = count == 1 ? 0 : i;
+    need_kind(c, r, fill.kind == LValue::Kind::Strings, "Where (an imputer's fill value)");
+    if (fill.kind == LValue::Kind::Numbers && !std::isfinite(fill.numbers[k]))
+      fail(c.where, fmt::format("fills '{}' with {}; expected a finite number", column_of(r).name, fill.numbers[k]));
     set_missing(c, column_of(r), fill.kind == LValue::Kind::Strings ? fill.strings[k] : number_label(fill.numbers[k]));
   }
   set(c, 0, x);
@@ -497,6 +548,9 @@ void ColumnLifter::one_hot(const Ctx& c) {
   std::vector<std::string> labels = h_.attr_strings(c, "cats_strings");
   const std::vector<std::int64_t> ints = h_.attr_ints(c, "cats_int64s");
   if (labels.empty() == ints.empty()) fail(c.where, "a OneHotEncoder needs cats_strings or cats_int64s (one of them)");
+  // zeros=1 gives all zeros for an unknown category, zeros=0 fails on one; witness's domain holds
+  // known categories only and its data readers refuse others, so both read the same.
+  (void)h_.attr_flag(c, "zeros", 1);
   for (const std::int64_t v : ints) labels.push_back(number_label(static_cast<double>(v)));
   LValue out;
   out.dims = x.dims;
@@ -504,6 +558,7 @@ void ColumnLifter::one_hot(const Ctx& c) {
   for (const Ref& r : x.refs) {
     if (r.kind != Ref::Kind::Value || r.norm.form != Normalisation::Form::None)
       unsupported(c.where, fmt::format("encodes column '{}' after it was encoded or scaled", column_of(r).name));
+    need_kind(c, r, ints.empty(), ints.empty() ? "OneHotEncoder (cats_strings)" : "OneHotEncoder (cats_int64s)");
     set_categories(c, column_of(r), labels, true);
     for (const std::string& l : labels)
       out.refs.push_back(Ref{.column = r.column, .kind = Ref::Kind::Indicator, .labels = {l}, .norm = {}});
@@ -513,8 +568,8 @@ void ColumnLifter::one_hot(const Ctx& c) {
 
 void ColumnLifter::scaler(const Ctx& c) {
   const LValue& x = refs(c, 0);
-  const std::vector<double> offset = h_.attr_floats(c, "offset");
-  const std::vector<double> scale = h_.attr_floats(c, "scale");
+  const std::vector<double> offset = h_.attr_finite(c, "offset");
+  const std::vector<double> scale = h_.attr_finite(c, "scale");
   const std::size_t last = x.dims.empty() ? 1 : static_cast<std::size_t>(x.dims.back());
   auto at = [&](const std::vector<double>& v, std::size_t i, double dflt) {
     if (v.empty()) return dflt;
@@ -527,6 +582,7 @@ void ColumnLifter::scaler(const Ctx& c) {
     Ref& r = out.refs[i];
     if ((r.kind != Ref::Kind::Value && r.kind != Ref::Kind::Code) || r.norm.form != Normalisation::Form::None)
       unsupported(c.where, fmt::format("scales column '{}' after it was one-hot encoded or scaled", column_of(r).name));
+    need_kind(c, r, false, "Scaler");
     r.norm = {Normalisation::Form::CenterScale, at(offset, i, 0.0), at(scale, i, 1.0)};
     if (r.norm.b == 0.0) unsupported(c.where, fmt::format("scale 0 for '{}' is not invertible", column_of(r).name));
     column_of(r).norm_step = fmt::format("Scaler {}", c.where);
@@ -569,6 +625,9 @@ void ColumnLifter::convert(const Ctx& c) {
       for (const Ref& r : x.refs) {
         if (column_of(r).text && r.kind == Ref::Kind::Value && to != Proto::STRING)
           unsupported(c.where, fmt::format("casts the text of '{}' to numbers", column_of(r).name));
+        // Numbers as text depend on the runtime's formatting, which witness does not reproduce.
+        if (!column_of(r).text && to == Proto::STRING)
+          unsupported(c.where, fmt::format("casts the numbers of '{}' to text", column_of(r).name));
       }
     }
     set(c, 0, x);

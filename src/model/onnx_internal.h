@@ -43,6 +43,13 @@ constexpr std::int64_t kMaxElements = std::int64_t{1} << 26;  // one constant te
 constexpr std::int64_t kMaxWidth = std::int64_t{1} << 20;     // one dynamic value (IR node width)
 constexpr std::int64_t kMaxIndex = std::int64_t{1} << 62;     // integer attributes clamp here
 constexpr int kMaxNodes = 1 << 20;
+// The opsets the loader reads; a model importing another is refused. The default domain from 7
+// (before it, Add and Gemm broadcast by attributes the loader does not read) to 23 (none of the ops
+// read here changed meaning from 13 on, only their element types); ai.onnx.ml from 1 to 5.
+constexpr std::int64_t kMinOpset = 7;
+constexpr std::int64_t kMaxOpset = 23;
+constexpr std::int64_t kMinMlOpset = 1;
+constexpr std::int64_t kMaxMlOpset = 5;
 
 struct Tensor {
   Dims dims;
@@ -94,6 +101,9 @@ class Loader {
  public:
   explicit Loader(std::string path) : path_(std::move(path)) {}
   Model load(const onnx::ModelProto& mp);
+  // Reads and checks the model's opset imports (ranges above; one import per domain).
+  void set_opsets(const onnx::ModelProto& mp);
+  [[nodiscard]] std::int64_t ml_opset() const { return ml_opset_; }
 
   struct Ctx {
     const onnx::NodeProto& node;
@@ -116,8 +126,24 @@ class Loader {
   std::vector<std::int64_t> attr_ints(const Ctx& c, const char* name) const;
   std::vector<double> attr_floats(const Ctx& c, const char* name) const;
   std::vector<std::string> attr_strings(const Ctx& c, const char* name) const;
-  // A float list that may instead be given as a double tensor `<name>_as_tensor`.
+  // A float list that may instead be given as a double tensor `<name>_as_tensor` (ai.onnx.ml 3 on).
   std::vector<double> attr_floats_or_tensor(const Ctx& c, const char* name) const;
+  // Checked attributes; a failure names the attribute and the index of the value. attr_finite:
+  // attr_floats (attr_finite_or_tensor: attr_floats_or_tensor) with every value finite, or with
+  // `allow_inf` not NaN (a split threshold of +inf is how scikit-learn's HistGradientBoosting
+  // sends only NaN one way).
+  std::vector<double> attr_finite(const Ctx& c, const char* name, bool allow_inf = false) const;
+  std::vector<double> attr_finite_or_tensor(const Ctx& c, const char* name, bool allow_inf = false) const;
+  double attr_finite_float(const Ctx& c, const char* name, double dflt) const;
+  void check_finite(const Ctx& c, const std::string& name, const std::vector<double>& v, bool allow_inf) const;
+  std::int64_t attr_flag(const Ctx& c, const char* name, std::int64_t dflt) const;  // 0 or 1
+  std::vector<std::int64_t> attr_flags(const Ctx& c, const char* name) const;       // each 0 or 1
+  std::int64_t attr_int_in(const Ctx& c, const char* name, std::int64_t dflt, std::int64_t lo, std::int64_t hi) const;
+  // A string attribute that must be one of `known` (InputError naming the attribute otherwise).
+  std::string attr_enum(const Ctx& c, const char* name, const std::string& dflt,
+                        const std::vector<std::string>& known) const;
+  // ai.onnx.ml post_transform, known (NONE, SOFTMAX, LOGISTIC, SOFTMAX_ZERO, PROBIT) or refused.
+  std::string post_transform_name(const Ctx& c) const;
   std::int64_t to_int(double v, const std::string& where, const char* what) const;
   std::vector<std::int64_t> ints_of(const Tensor& t, const std::string& where, const char* what) const;
   // A STRING tensor's elements (InputError for another type).

@@ -66,7 +66,7 @@ void Loader::convert(const Ctx& c, const std::string& domain) {
     if (op == "Equal") return op_elementwise(c, OpKind::Equal);
     if (op == "Where") return op_where(c);
     if (op == "Relu") return op_unary(c, OpKind::Relu);
-    if (op == "LeakyRelu") return op_unary(c, OpKind::LeakyRelu, attr_float(c, "alpha", 0.01F));
+    if (op == "LeakyRelu") return op_unary(c, OpKind::LeakyRelu, attr_finite_float(c, "alpha", 0.01F));
     if (op == "Sigmoid") return op_unary(c, OpKind::Sigmoid);
     if (op == "Tanh") return op_unary(c, OpKind::Tanh);
     if (op == "Softmax") return op_softmax(c);
@@ -92,11 +92,27 @@ void Loader::convert(const Ctx& c, const std::string& domain) {
   unsupported(c.where, fmt::format("op type '{}.{}' is not supported", domain.empty() ? "ai.onnx" : domain, op));
 }
 
-Model Loader::load(const onnx::ModelProto& mp) {
+void Loader::set_opsets(const onnx::ModelProto& mp) {
+  bool seen_default = false;
+  bool seen_ml = false;
   for (const auto& o : mp.opset_import()) {
-    if (o.domain().empty() || o.domain() == "ai.onnx") opset_ = o.version();
-    if (o.domain() == "ai.onnx.ml") ml_opset_ = o.version();
+    const bool ml = o.domain() == "ai.onnx.ml";
+    if (!ml && !o.domain().empty() && o.domain() != "ai.onnx") continue;  // ops of other domains are refused
+    bool& seen = ml ? seen_ml : seen_default;
+    const char* name = ml ? "ai.onnx.ml" : "the default domain (ai.onnx)";
+    if (seen) fail("opset_import", fmt::format("imports {} twice", name));
+    seen = true;
+    const std::int64_t lo = ml ? kMinMlOpset : kMinOpset;
+    const std::int64_t hi = ml ? kMaxMlOpset : kMaxOpset;
+    if (o.version() < lo || o.version() > hi) {
+      fail("opset_import", fmt::format("{} opset {}: witness reads opsets {} to {}", name, o.version(), lo, hi));
+    }
+    (ml ? ml_opset_ : opset_) = o.version();
   }
+}
+
+Model Loader::load(const onnx::ModelProto& mp) {
+  set_opsets(mp);
   if (!mp.has_graph()) fail("", "the model has no graph");
   const onnx::GraphProto& g = mp.graph();
   if (g.node_size() > kMaxNodes) fail("graph", fmt::format("{} nodes is too many", g.node_size()));

@@ -120,7 +120,7 @@ void Loader::op_softmax(const Ctx& c) {
 }
 
 void Loader::op_argmax(const Ctx& c) {
-  if (attr_int(c, "select_last_index", 0) != 0) unsupported(c.where, "ArgMax with select_last_index=1");
+  if (attr_flag(c, "select_last_index", 0) != 0) unsupported(c.where, "ArgMax with select_last_index=1");
   const Value x = dyn(get(c, 0), c.where);
   const std::size_t rank = x.dims.size() + (x.batched ? 1 : 0);
   const std::int64_t axis = norm_axis(attr_int(c, "axis", 0), rank, c.where);
@@ -131,7 +131,7 @@ void Loader::op_argmax(const Ctx& c) {
                 fmt::format("ArgMax along axis {} of per-row shape {} is not supported", axis, dims_str(x.dims)));
   }
   Dims dims = x.dims;
-  if (attr_int(c, "keepdims", 1) != 0) {
+  if (attr_flag(c, "keepdims", 1) != 0) {
     dims[a] = 1;
   } else {
     dims.erase(dims.begin() + static_cast<std::ptrdiff_t>(a));
@@ -145,11 +145,10 @@ void Loader::op_argmax(const Ctx& c) {
 // Linear layers
 
 void Loader::op_gemm(const Ctx& c) {
-  if (attr_int(c, "transA", 0) != 0) unsupported(c.where, "Gemm with transA=1 is not supported");
-  const std::int64_t trans_b = attr_int(c, "transB", 0);
-  if (trans_b != 0 && trans_b != 1) fail(c.where, "attribute transB must be 0 or 1");
-  const double alpha = attr_float(c, "alpha", 1.0);
-  const double beta = attr_float(c, "beta", 1.0);
+  if (attr_flag(c, "transA", 0) != 0) unsupported(c.where, "Gemm with transA=1 is not supported");
+  const std::int64_t trans_b = attr_flag(c, "transB", 0);
+  const double alpha = attr_finite_float(c, "alpha", 1.0);
+  const double beta = attr_finite_float(c, "beta", 1.0);
   const Value a = dyn(get(c, 0), c.where);
   const Tensor& bt = get_const(c, 1, "Gemm's B");
   std::int64_t k = 0;

@@ -34,8 +34,8 @@ std::shared_ptr<TreeEnsemble> Loader::build_trees(const Ctx& c, const char* pref
   const auto modes = attr_strings(c, "nodes_modes");
   const auto true_ids = attr_ints(c, "nodes_truenodeids");
   const auto false_ids = attr_ints(c, "nodes_falsenodeids");
-  const auto missing = attr_ints(c, "nodes_missing_value_tracks_true");
-  const auto thresholds = attr_floats_or_tensor(c, "nodes_values");
+  const auto missing = attr_flags(c, "nodes_missing_value_tracks_true");
+  const auto thresholds = attr_finite_or_tensor(c, "nodes_values", /*allow_inf=*/true);
   const std::size_t n = tree_ids.size();
   if (n == 0) fail(c.where, "tree ensemble has no nodes (nodes_treeids is empty)");
   if (node_ids.size() != n || feature_ids.size() != n || modes.size() != n || true_ids.size() != n ||
@@ -68,9 +68,9 @@ std::shared_ptr<TreeEnsemble> Loader::build_trees(const Ctx& c, const char* pref
     } else if (m == "BRANCH_NEQ") {
       mode[i] = TreeEnsemble::Mode::Neq;
     } else if (m != "LEAF") {
-      fail(c.where, fmt::format("tree {} node {} has mode '{}' (expected BRANCH_LEQ, BRANCH_LT, BRANCH_GTE, "
-                                "BRANCH_GT, BRANCH_EQ, BRANCH_NEQ or LEAF)",
-                                tree_ids[i], node_ids[i], m));
+      fail(c.where, fmt::format("attribute nodes_modes[{}] is '{}' (tree {} node {}; expected BRANCH_LEQ, BRANCH_LT, "
+                                "BRANCH_GTE, BRANCH_GT, BRANCH_EQ, BRANCH_NEQ or LEAF)",
+                                i, m.substr(0, 60), tree_ids[i], node_ids[i]));
     }
   }
   std::vector<std::map<std::int64_t, int>> renumber(members.size());  // ONNX node id -> our index
@@ -141,7 +141,7 @@ std::shared_ptr<TreeEnsemble> Loader::build_trees(const Ctx& c, const char* pref
   const auto w_trees = attr_ints(c, (p + "treeids").c_str());
   const auto w_nodes = attr_ints(c, (p + "nodeids").c_str());
   const auto w_ids = attr_ints(c, (p + "ids").c_str());
-  const auto w_weights = attr_floats_or_tensor(c, (p + "weights").c_str());
+  const auto w_weights = attr_finite_or_tensor(c, (p + "weights").c_str());
   const std::size_t nw = w_trees.size();
   if (w_nodes.size() != nw || w_ids.size() != nw || w_weights.size() != nw) {
     fail(c.where, fmt::format("the {}* attributes must all have {} entries (one per leaf weight)", p, nw));
@@ -162,11 +162,12 @@ std::shared_ptr<TreeEnsemble> Loader::build_trees(const Ctx& c, const char* pref
 }
 
 int Loader::post_transform(int raw, const Ctx& c) {
-  const std::string pt = attr_string(c, "post_transform", "NONE");
+  const std::string pt = post_transform_name(c);
   if (pt == "NONE") return raw;
   if (pt == "LOGISTIC") return b_->sigmoid(raw, c.where + "/logistic");
   if (pt == "SOFTMAX") return b_->unary(OpKind::Softmax, raw, c.where + "/softmax");
-  unsupported(c.where, fmt::format("post_transform '{}' is not supported (expected NONE, LOGISTIC or SOFTMAX)", pt));
+  unsupported(c.where,
+              fmt::format("post_transform '{}' is not supported (witness reads NONE, LOGISTIC and SOFTMAX)", pt));
 }
 
 std::vector<std::string> Loader::class_labels(const Ctx& c, const char* ints_name,
@@ -205,7 +206,7 @@ void Loader::op_tree_classifier(const Ctx& c) {
   std::vector<std::int64_t> ints;
   std::vector<std::string> labels = class_labels(c, "classlabels_int64s", ints);
   const auto n_classes = static_cast<int>(labels.size());
-  std::vector<double> base = attr_floats_or_tensor(c, "base_values");
+  std::vector<double> base = attr_finite_or_tensor(c, "base_values");
   std::set<int> ids;
   bool positive = true;
   for (const auto& tree : te->trees) {
@@ -234,7 +235,7 @@ void Loader::op_tree_classifier(const Ctx& c) {
     te->binary_single_score = true;
     te->binary_total = positive ? 1.0 : 0.0;
     raw = b_->tree_ensemble(x.node, te, c.where);
-    const std::string pt = attr_string(c, "post_transform", "NONE");
+    const std::string pt = post_transform_name(c);
     if (pt == "PROBIT" || pt == "SOFTMAX_ZERO") unsupported(c.where, fmt::format("post_transform '{}'", pt));
     // onnxruntime applies only LOGISTIC here, and only to margins.
     scores = !positive && pt == "LOGISTIC" ? b_->sigmoid(raw, c.where + "/logistic") : raw;
@@ -257,22 +258,19 @@ void Loader::op_tree_regressor(const Ctx& c) {
   for (const auto& tree : te->trees) {
     for (const auto& leaf : tree.leaves) max_id = std::max(max_id, leaf.target);
   }
-  const std::int64_t n_targets = attr_int(c, "n_targets", static_cast<std::int64_t>(max_id) + 1);
-  if (n_targets <= 0 || n_targets > kMaxWidth) fail(c.where, fmt::format("n_targets is {}", n_targets));
+  const std::int64_t n_targets = attr_int_in(c, "n_targets", static_cast<std::int64_t>(max_id) + 1, 1, kMaxWidth);
   te->n_targets = static_cast<int>(n_targets);
-  const std::string agg = attr_string(c, "aggregate_function", "SUM");
+  const std::string agg = attr_enum(c, "aggregate_function", "SUM", {"SUM", "AVERAGE", "MIN", "MAX"});
   if (agg == "SUM") {
     te->aggregate = TreeEnsemble::Aggregate::Sum;
   } else if (agg == "AVERAGE") {
     te->aggregate = TreeEnsemble::Aggregate::Average;
   } else if (agg == "MIN") {
     te->aggregate = TreeEnsemble::Aggregate::Min;
-  } else if (agg == "MAX") {
-    te->aggregate = TreeEnsemble::Aggregate::Max;
   } else {
-    fail(c.where, fmt::format("aggregate_function '{}' (expected SUM, AVERAGE, MIN or MAX)", agg));
+    te->aggregate = TreeEnsemble::Aggregate::Max;
   }
-  te->base_values = attr_floats_or_tensor(c, "base_values");
+  te->base_values = attr_finite_or_tensor(c, "base_values");
   const int raw = b_->tree_ensemble(x.node, te, c.where);
   const int out = post_transform(raw, c);
   set(c, 0, dynamic(out, x.batched, x.batched ? Dims{n_targets} : Dims{1, n_targets}, c.where));
@@ -330,12 +328,12 @@ void Loader::op_tree_ensemble(const Ctx& c) {
   }
   std::int64_t max_target = 0;
   for (std::size_t k = 0; k < n_leaves; ++k) {
-    if (!std::isfinite(weights[k])) fail(c.where, fmt::format("leaf {} has weight {}", k, weights[k]));
+    if (!std::isfinite(weights[k]))
+      fail(c.where, fmt::format("leaf {} has weight {} (attribute leaf_weights[{}])", k, weights[k], k));
     max_target = std::max(max_target, target_ids[k]);
   }
   // Absent n_targets: as many as the leaves name.
-  const std::int64_t n_targets = attr_int(c, "n_targets", std::min(max_target, kMaxWidth) + 1);
-  if (n_targets <= 0 || n_targets > kMaxWidth) fail(c.where, fmt::format("n_targets is {}", n_targets));
+  const std::int64_t n_targets = attr_int_in(c, "n_targets", std::min(max_target, kMaxWidth) + 1, 1, kMaxWidth);
   for (std::size_t k = 0; k < n_leaves; ++k) {
     if (target_ids[k] < 0 || target_ids[k] >= n_targets)
       fail(c.where, fmt::format("leaf {} has target id {}, but n_targets is {}", k, target_ids[k], n_targets));
@@ -377,7 +375,8 @@ void Loader::op_tree_ensemble(const Ctx& c) {
         nd.threshold = std::numeric_limits<double>::infinity();
       }
     } else {
-      if (std::isnan(splits[i])) fail(c.where, fmt::format("node {} has a NaN split value", i));
+      if (std::isnan(splits[i]))
+        fail(c.where, fmt::format("node {} has a NaN split value (attribute nodes_splits[{}])", i, i));
       nd.threshold = splits[i];
     }
     for (const auto& [is_leaf, id, side] :
@@ -454,7 +453,7 @@ void Loader::op_tree_ensemble(const Ctx& c) {
       TreeEnsemble::Aggregate::Average, TreeEnsemble::Aggregate::Sum, TreeEnsemble::Aggregate::Min,
       TreeEnsemble::Aggregate::Max};
   if (agg < 0 || agg >= static_cast<std::int64_t>(kAggregates.size()))
-    fail(c.where, fmt::format("aggregate_function {} (expected 0 AVERAGE, 1 SUM, 2 MIN or 3 MAX)", agg));
+    fail(c.where, fmt::format("attribute aggregate_function is {} (expected 0 AVERAGE, 1 SUM, 2 MIN or 3 MAX)", agg));
   te->aggregate = kAggregates[static_cast<std::size_t>(agg)];
   const int raw = b_->tree_ensemble(x.node, te, c.where);
   int out = raw;
@@ -465,7 +464,8 @@ void Loader::op_tree_ensemble(const Ctx& c) {
     case 3: unsupported(c.where, "post_transform 3 (SOFTMAX_ZERO) is not supported");
     case 4: unsupported(c.where, "post_transform 4 (PROBIT) is not supported");
     default:
-      fail(c.where, fmt::format("post_transform {} (expected 0 NONE .. 4 PROBIT)", attr_int(c, "post_transform", 0)));
+      fail(c.where, fmt::format("attribute post_transform is {} (expected 0 NONE .. 4 PROBIT)",
+                                attr_int(c, "post_transform", 0)));
   }
   set(c, 0, dynamic(out, x.batched, x.batched ? Dims{n_targets} : Dims{1, n_targets}, c.where));
 }
@@ -473,8 +473,10 @@ void Loader::op_tree_ensemble(const Ctx& c) {
 void Loader::op_linear_classifier(const Ctx& c) {
   const Value x = features(c, 0);
   const std::int64_t f = b_->width(x.node);
-  const std::vector<double> coef = attr_floats(c, "coefficients");
-  std::vector<double> intercepts = attr_floats(c, "intercepts");
+  const std::vector<double> coef = attr_finite(c, "coefficients");
+  std::vector<double> intercepts = attr_finite(c, "intercepts");
+  // 0 one-vs-rest, 1 multinomial: the scores are the same linear functions either way.
+  (void)attr_flag(c, "multi_class", 0);
   std::vector<std::int64_t> ints;
   std::vector<std::string> labels = class_labels(c, "classlabels_ints", ints);
   const auto rows =
@@ -483,7 +485,7 @@ void Loader::op_linear_classifier(const Ctx& c) {
     fail(c.where, fmt::format("{} coefficients for {} classes of {} features", coef.size(), rows, f));
   }
   if (intercepts.empty()) intercepts.assign(static_cast<std::size_t>(rows), 0.0);
-  const std::string pt = attr_string(c, "post_transform", "NONE");
+  const std::string pt = post_transform_name(c);
   int raw = -1;
   int scores = -1;
   if (rows == 1 && labels.size() == 2) {
@@ -522,9 +524,9 @@ void Loader::op_linear_classifier(const Ctx& c) {
 void Loader::op_linear_regressor(const Ctx& c) {
   const Value x = features(c, 0);
   const std::int64_t f = b_->width(x.node);
-  const std::vector<double> coef = attr_floats(c, "coefficients");
-  std::vector<double> intercepts = attr_floats(c, "intercepts");
-  const std::int64_t targets = attr_int(c, "targets", 1);
+  const std::vector<double> coef = attr_finite(c, "coefficients");
+  std::vector<double> intercepts = attr_finite(c, "intercepts");
+  const std::int64_t targets = attr_int_in(c, "targets", 1, 1, kMaxWidth);
   if (targets <= 0 || targets > kMaxWidth || static_cast<std::int64_t>(coef.size()) != targets * f ||
       (!intercepts.empty() && static_cast<std::int64_t>(intercepts.size()) != targets)) {
     fail(c.where, fmt::format("expected {} x {} coefficients and {} intercepts", targets, f, targets));
@@ -542,8 +544,8 @@ void Loader::op_linear_regressor(const Ctx& c) {
 void Loader::op_scaler(const Ctx& c) {
   const Value x = features(c, 0);
   const std::int64_t f = b_->width(x.node);
-  const std::vector<double> offset = attr_floats(c, "offset");
-  const std::vector<double> scale = attr_floats(c, "scale");
+  const std::vector<double> offset = attr_finite(c, "offset");
+  const std::vector<double> scale = attr_finite(c, "scale");
   for (const auto* v : {&offset, &scale}) {
     if (!v->empty() && v->size() != 1 && static_cast<std::int64_t>(v->size()) != f) {
       fail(c.where, fmt::format("offset and scale need 1 or {} values", f));
@@ -564,7 +566,7 @@ void Loader::op_scaler(const Ctx& c) {
 
 void Loader::op_normalizer(const Ctx& c) {
   const Value x = features(c, 0);
-  const std::string norm = attr_string(c, "norm", "MAX");
+  const std::string norm = attr_enum(c, "norm", "MAX", {"MAX", "L1", "L2"});
   if (norm != "L1") unsupported(c.where, fmt::format("Normalizer with norm {}: only L1 has an exact encoding", norm));
   // x / sum |x| (x where the sum is 0, as onnxruntime leaves such rows), with |x| = relu(x) + relu(-x).
   const int w = b_->width(x.node);

@@ -72,7 +72,7 @@ void Loader::op_reshape(const Ctx& c) {
   } else {
     target = attr_ints(c, "shape");
   }
-  const bool allow_zero = attr_int(c, "allowzero", 0) != 0;
+  const bool allow_zero = attr_flag(c, "allowzero", 0) != 0;
   const bool batched = !v.is_const && v.batched;
   Dims& dims = v.is_const ? v.c.dims : v.dims;
   const std::int64_t width = span_count(dims, 0, dims.size());
@@ -167,6 +167,9 @@ void Loader::op_cast(const Ctx& c) {
   const auto* to_attr = attr(c, "to");
   if (to_attr == nullptr) fail(c.where, "Cast needs attribute 'to'");
   const std::int64_t to = attr_int(c, "to", 0);
+  if (to <= 0 || to > std::numeric_limits<int>::max() || !onnx::TensorProto_DataType_IsValid(static_cast<int>(to))) {
+    fail(c.where, fmt::format("attribute to is {}, which is no ONNX element type", to));
+  }
   if (v.is_const) {
     for (double& x : v.c.data) {
       if (to == Proto::FLOAT) {

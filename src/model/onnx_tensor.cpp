@@ -1,7 +1,9 @@
 // ONNX loader: constant tensors (initializers, Constant values, tensor attributes) decoded into
 // doubles, and node attributes. See onnx_internal.h.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -33,6 +35,11 @@ double bfloat16_to_double(std::uint16_t h) {
   float f = 0.0F;
   std::memcpy(&f, &bits, sizeof f);
   return f;
+}
+
+std::string number_word(double v) {
+  if (std::isnan(v)) return "NaN";
+  return v > 0 ? "inf" : "-inf";
 }
 
 template <typename T>
@@ -246,12 +253,79 @@ std::vector<std::string> Loader::attr_strings(const Ctx& c, const char* name) co
 std::vector<double> Loader::attr_floats_or_tensor(const Ctx& c, const char* name) const {
   const std::string tname = std::string(name) + "_as_tensor";
   if (const auto* a = attr(c, tname.c_str()); a != nullptr) {
+    if (ml_opset_ < 3) {
+      fail(c.where, fmt::format("attribute {} needs ai.onnx.ml opset 3; the model imports {}", tname, ml_opset_));
+    }
+    if (attr(c, name) != nullptr) fail(c.where, fmt::format("attributes {} and {} are both given", name, tname));
     if (a->type() != onnx::AttributeProto::TENSOR && !(a->type() == onnx::AttributeProto::UNDEFINED && a->has_t())) {
       fail(c.where, fmt::format("attribute '{}' must be a tensor", tname));
     }
     return parse_tensor(a->t(), c.where + " attribute '" + tname + "'").data;
   }
   return attr_floats(c, name);
+}
+
+void Loader::check_finite(const Ctx& c, const std::string& name, const std::vector<double>& v, bool allow_inf) const {
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (std::isnan(v[i]) || (!allow_inf && std::isinf(v[i]))) {
+      fail(c.where, fmt::format("attribute {}[{}] is {}{}", name, i, number_word(v[i]),
+                                allow_inf ? "" : "; expected a finite number"));
+    }
+  }
+}
+
+std::vector<double> Loader::attr_finite(const Ctx& c, const char* name, bool allow_inf) const {
+  std::vector<double> v = attr_floats(c, name);
+  check_finite(c, name, v, allow_inf);
+  return v;
+}
+
+std::vector<double> Loader::attr_finite_or_tensor(const Ctx& c, const char* name, bool allow_inf) const {
+  const std::string tname = std::string(name) + "_as_tensor";
+  std::vector<double> v = attr_floats_or_tensor(c, name);
+  check_finite(c, attr(c, tname.c_str()) != nullptr ? tname : std::string(name), v, allow_inf);
+  return v;
+}
+
+double Loader::attr_finite_float(const Ctx& c, const char* name, double dflt) const {
+  const double v = attr_float(c, name, dflt);
+  if (!std::isfinite(v))
+    fail(c.where, fmt::format("attribute {} is {}; expected a finite number", name, number_word(v)));
+  return v;
+}
+
+std::int64_t Loader::attr_int_in(const Ctx& c, const char* name, std::int64_t dflt, std::int64_t lo,
+                                 std::int64_t hi) const {
+  const std::int64_t v = attr_int(c, name, dflt);
+  if (v < lo || v > hi) fail(c.where, fmt::format("attribute {} is {} (expected {} to {})", name, v, lo, hi));
+  return v;
+}
+
+std::int64_t Loader::attr_flag(const Ctx& c, const char* name, std::int64_t dflt) const {
+  const std::int64_t v = attr_int(c, name, dflt);
+  if (v != 0 && v != 1) fail(c.where, fmt::format("attribute {} is {} (expected 0 or 1)", name, v));
+  return v;
+}
+
+std::vector<std::int64_t> Loader::attr_flags(const Ctx& c, const char* name) const {
+  std::vector<std::int64_t> v = attr_ints(c, name);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (v[i] != 0 && v[i] != 1) fail(c.where, fmt::format("attribute {}[{}] is {} (expected 0 or 1)", name, i, v[i]));
+  }
+  return v;
+}
+
+std::string Loader::attr_enum(const Ctx& c, const char* name, const std::string& dflt,
+                              const std::vector<std::string>& known) const {
+  std::string v = attr_string(c, name, dflt);
+  if (std::find(known.begin(), known.end(), v) == known.end()) {
+    fail(c.where, fmt::format("attribute {} is '{}' (expected {})", name, v.substr(0, 60), fmt::join(known, ", ")));
+  }
+  return v;
+}
+
+std::string Loader::post_transform_name(const Ctx& c) const {
+  return attr_enum(c, "post_transform", "NONE", {"NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT"});
 }
 
 std::int64_t Loader::to_int(double v, const std::string& where, const char* what) const {

@@ -140,6 +140,11 @@ json parse_document(const std::string& bytes, const std::string& path) {
   return doc;
 }
 
+std::string word(float v) {
+  if (std::isnan(v)) return "NaN";
+  return v > 0 ? "inf" : "-inf";
+}
+
 struct Reader {
   const std::string& path;
 
@@ -230,7 +235,7 @@ struct Reader {
       const float cond = real(conds[i], w + " split_condition");  // NaN for categorical splits
       nd.left = static_cast<int>(integer(lefts[i], w + " left child", -1, std::numeric_limits<int>::max()));
       if (nd.left == -1) {
-        if (!std::isfinite(cond)) fail(w, fmt::format("leaf value {}", cond));
+        if (!std::isfinite(cond)) fail(w, fmt::format("leaf value (split_condition) is {}", word(cond)));
         nd.leaf = true;
         nd.value = static_cast<double>(cond);  // a leaf's split_condition holds its value
         continue;
@@ -240,7 +245,8 @@ struct Reader {
       const bool dl = integer(default_left[i], w + " default_left", 0, 1) != 0;
       const bool categorical = types != nullptr && integer((*types)[i], w + " split_type", 0, 1) == 1;
       if (!categorical) {
-        if (std::isnan(cond)) fail(w, "split_condition is NaN");
+        // XGBoost's numeric splits are finite cut values; an infinite one is no split it makes.
+        if (!std::isfinite(cond)) fail(w, fmt::format("split_condition is {}; expected a finite number", word(cond)));
         const tree_detail::Cut c = tree_detail::below_float32(cond);
         nd.tests = {{c.mode, c.threshold, dl, tree_detail::kLeft, tree_detail::kRight}};
         continue;
@@ -264,14 +270,16 @@ Model parse_xgboost_json(const std::string& bytes, const std::string& path) {
   const json doc = parse_document(bytes, path);
   const json& learner = rd.field(doc, "learner", "");
   const json& lmp = rd.field(learner, "learner_model_param", "learner");
-  const int n_features = static_cast<int>(
-      rd.integer(rd.field(lmp, "num_feature", "learner.learner_model_param"), "num_feature", 1, kMaxFeatures));
+  const int n_features = static_cast<int>(rd.integer(rd.field(lmp, "num_feature", "learner.learner_model_param"),
+                                                     "learner.learner_model_param.num_feature", 1, kMaxFeatures));
   const int num_class = static_cast<int>(rd.integer(rd.field(lmp, "num_class", "learner.learner_model_param"),
                                                     "learner.learner_model_param.num_class", 0, 100'000));
-  if (lmp.contains("num_target") && rd.integer(lmp["num_target"], "num_target", 1, 1'000'000) != 1) {
+  if (lmp.contains("num_target") &&
+      rd.integer(lmp["num_target"], "learner.learner_model_param.num_target", 1, 1'000'000) != 1) {
     throw UnsupportedError(path, "learner.learner_model_param.num_target", "multi-output models");
   }
-  const float base_score = rd.real(rd.field(lmp, "base_score", "learner.learner_model_param"), "base_score");
+  const float base_score =
+      rd.real(rd.field(lmp, "base_score", "learner.learner_model_param"), "learner.learner_model_param.base_score");
   const json& obj_name = rd.field(rd.field(learner, "objective", "learner"), "name", "learner.objective");
   if (!obj_name.is_string()) rd.fail("learner.objective.name", "expected a string");
   const std::string objective = obj_name.get<std::string>();
@@ -335,7 +343,8 @@ Model parse_xgboost_json(const std::string& bytes, const std::string& path) {
   tree_detail::Where where{path, "", n_features, tree_detail::kMaxTreeNodes};
   for (std::size_t t = 0; t < trees.size(); ++t) {
     const std::string w = fmt::format("learner.gradient_booster.model.trees[{}]", t);
-    const int cls = static_cast<int>(rd.integer(tree_info[t], fmt::format("tree_info[{}]", t), 0, n_classes - 1));
+    const int cls = static_cast<int>(
+        rd.integer(tree_info[t], fmt::format("learner.gradient_booster.model.tree_info[{}]", t), 0, n_classes - 1));
     const std::vector<RawNode> raw = rd.tree(trees[t], w, n_features);
     where.tree = w;
     tree_detail::add_tree(*te, raw, 0, cls, where);

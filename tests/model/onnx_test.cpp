@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "model/evaluator.h"
 #include "model/loaders.h"
+#include "model/onnx_graph_builder.h"
 #include "support/paths.h"
 
 namespace witness {
@@ -331,93 +332,7 @@ TEST(OnnxRoundTrip, WrittenFileIsStandardOnnx) {
 
 // --- hand-built graphs ---
 
-// Small helpers to build ONNX graphs in C++.
-struct GraphBuilder {
-  onnx::ModelProto mp;
-  onnx::GraphProto* g;
-
-  GraphBuilder() : g(mp.mutable_graph()) {
-    mp.set_ir_version(8);
-    auto* o = mp.add_opset_import();
-    o->set_version(13);
-    auto* ml = mp.add_opset_import();
-    ml->set_domain("ai.onnx.ml");
-    ml->set_version(3);
-  }
-  void input(const std::string& name, std::vector<std::int64_t> dims, int type = onnx::TensorProto::FLOAT) {
-    auto* v = g->add_input();
-    v->set_name(name);
-    auto* tt = v->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(type);
-    auto* s = tt->mutable_shape();
-    for (const auto d : dims) {
-      if (d < 0) {
-        s->add_dim()->set_dim_param("N");
-      } else {
-        s->add_dim()->set_dim_value(d);
-      }
-    }
-  }
-  void output(const std::string& name, int type = onnx::TensorProto::FLOAT) {
-    auto* v = g->add_output();
-    v->set_name(name);
-    v->mutable_type()->mutable_tensor_type()->set_elem_type(type);
-  }
-  onnx::TensorProto* init(const std::string& name, std::vector<std::int64_t> dims, std::vector<float> data) {
-    auto* t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::FLOAT);
-    for (const auto d : dims) t->add_dims(d);
-    for (const float v : data) t->add_float_data(v);
-    return t;
-  }
-  void init_ints(const std::string& name, std::vector<std::int64_t> dims, std::vector<std::int64_t> data) {
-    auto* t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::INT64);
-    for (const auto d : dims) t->add_dims(d);
-    for (const auto v : data) t->add_int64_data(v);
-  }
-  onnx::NodeProto* node(const std::string& op, std::vector<std::string> in, std::vector<std::string> out,
-                        const std::string& name = "", const std::string& domain = "") {
-    auto* n = g->add_node();
-    n->set_op_type(op);
-    n->set_name(name.empty() ? out.at(0) : name);
-    n->set_domain(domain);
-    for (auto& s : in) n->add_input(s);
-    for (auto& s : out) n->add_output(s);
-    return n;
-  }
-  static void attr(onnx::NodeProto* n, const std::string& name, std::int64_t v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(v);
-  }
-  static void attr(onnx::NodeProto* n, const std::string& name, std::vector<std::int64_t> v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INTS);
-    for (const auto x : v) a->add_ints(x);
-  }
-  static void attr(onnx::NodeProto* n, const std::string& name, std::vector<float> v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::FLOATS);
-    for (const auto x : v) a->add_floats(x);
-  }
-  static void attr(onnx::NodeProto* n, const std::string& name, std::vector<std::string> v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::STRINGS);
-    for (const auto& x : v) a->add_strings(x);
-  }
-  Model load() const {
-    std::string bytes;
-    mp.SerializeToString(&bytes);
-    return parse_onnx(bytes, "built.onnx");
-  }
-};
+using test::GraphBuilder;
 
 Eigen::MatrixXd cols(std::initializer_list<std::initializer_list<double>> rows) {
   const auto n = static_cast<Eigen::Index>(rows.size());
