@@ -25,7 +25,7 @@ void run_bias_command(const BiasArgs& args) {
   check_report_files(args.report);
   SubjectSource src = args.subject.source();
   src.data.path = args.data;
-  const RunOutput out = run_bias(load_subject(src), job, env, command_line());
+  const RunOutput out = run_bias(load_subject_within_limit(src, env, "bias", args.json), job, env, command_line());
   print_stats(env);
   print_answer(out, args.json);
   write_reports(args.report, out.report);

@@ -2,9 +2,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "cli/cli.h"
+#include "core/alarm.h"
 #include "core/error.h"
 #include "core/file.h"
 #include "domain/dataset.h"
@@ -161,6 +164,31 @@ void ProgressLine::show(const std::string& text) {
 void ProgressLine::clear() {
   if (shown_) std::cerr << "\r\033[K" << std::flush;
   shown_ = false;
+}
+
+JobSubject load_subject_within_limit(const SubjectSource& source, const Env& env, const std::string& command,
+                                     bool json) {
+  const double limit = env.options.get_real("time-limit");
+  if (limit <= 0) return load_subject(source);
+  const double grace = limit * 0.1 + 0.5;
+  const std::string why = fmt::format("the {} s time limit passed while reading the inputs ({}); nothing was searched",
+                                      limit, source.model_path);
+  const std::string answer = json ? nlohmann::json{{"kind", command},
+                                                   {"verdict", "inconclusive"},
+                                                   {"reason", why},
+                                                   {"model", source.model_path}}
+                                            .dump(2) +
+                                        "\n"
+                                  : "inconclusive: " + why + "\n";
+  const Alarm deadline(std::chrono::steady_clock::now() +
+                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                               std::chrono::duration<double>(std::max(0.0, limit + grace - env.elapsed_seconds()))),
+                       [&answer] {
+                         std::fputs(answer.c_str(), stdout);
+                         std::fflush(stdout);
+                         std::_Exit(20);
+                       });
+  return load_subject(source);
 }
 
 }  // namespace witness::cli

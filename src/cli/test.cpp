@@ -43,7 +43,7 @@ void run_test_command(const TestArgs& args, int& status) {
     throw InputError("give either a MODEL file or a non-empty --cmd \"program\" (not both)");
   SubjectSource src = args.subject.source();
   src.seeds.path = args.seeds;
-  const JobSubject subject = load_subject(src);
+  const JobSubject subject = load_subject_within_limit(src, env, "test", args.json);
   const Schema& schema = subject.schema;
   const bool timed = env.options.get_real("time-limit") > 0;
   if (timed && !given.contains("budget")) o.budget = 0;  // no budget given: until the time limit

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "core/error.h"
 #include "domain/csv.h"
@@ -48,27 +50,25 @@ Dataset read(detail::CsvReader& rd, const Schema& schema) {
                        fmt::format("column '{}' appears twice", names[c]));
     }
   }
+  // Looked up by name: a file may hold a million columns the schema ignores.
+  const std::unordered_set<std::string_view> ignored(schema.ignored_columns().begin(), schema.ignored_columns().end());
+  std::unordered_map<std::string_view, int> feature_of;
+  for (int i = 0; i < schema.size(); ++i) feature_of.emplace(schema.feature(i).name, i);
   for (std::size_t c = 0; c < fields.size(); ++c) {
     if (!schema.label().empty() && names[c] == schema.label()) {
       target[c] = kLabelColumn;
       has_label = true;
       continue;
     }
-    const auto& ignored = schema.ignored_columns();
-    if (std::find(ignored.begin(), ignored.end(), names[c]) != ignored.end()) {
+    if (ignored.contains(names[c])) {
       target[c] = kIgnoredColumn;
       continue;
     }
-    bool known = false;
-    for (int i = 0; i < schema.size(); ++i) {
-      if (schema.feature(i).name == names[c]) {
-        target[c] = i;
-        present[static_cast<std::size_t>(i)] = true;
-        known = true;
-        break;
-      }
+    if (const auto it = feature_of.find(names[c]); it != feature_of.end()) {
+      target[c] = it->second;
+      present[static_cast<std::size_t>(it->second)] = true;
+      continue;
     }
-    if (known) continue;
     if (looks_like_data(fields)) {
       throw InputError(file, fmt::format("line {}", rd.line()),
                        "the first line looks like data: a header row naming the columns is required");

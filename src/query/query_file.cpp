@@ -20,6 +20,7 @@ namespace {
 constexpr std::string_view kQueryKeys[] = {"name",        "description", "model",    "program",   "function",
                                            "loop_bound",  "nearest",     "kind",     "semantics", "inputs",
                                            "environment", "state",       "behavior", "factual",   "schema"};
+constexpr std::size_t kMaxValues = 10000;  // entries of one input's `values`
 constexpr std::string_view kInputKeys[] = {"role", "type", "value", "min", "max", "values", "logged", "description"};
 
 class QueryFileReader {
@@ -163,6 +164,10 @@ class QueryFileReader {
     if (const toml::node* v = t->get("values")) {
       const auto* arr = v->as_array();
       if (arr == nullptr || arr->empty()) fail(v, "'values' must be a non-empty array");
+      // Each value is a case of a disjunction the solver reads: a range is min/max.
+      if (arr->size() > kMaxValues)
+        fail(v, fmt::format("'values' has {} entries, more than {}; give a range with min and max instead", arr->size(),
+                            kMaxValues));
       for (const toml::node& e : *arr) in.values.push_back(scalar(e, "every entry of 'values'"));
     }
     return in;
