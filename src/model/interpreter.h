@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -108,6 +109,9 @@ class ModelInterpreter {
   struct Needs {
     bool outputs = false;
     int node = -1;  // >= 0: only this node's values (node_values()), no decision rule, so no run()
+    // Called before each node and each row of a dense layer; may throw to stop (a query's time
+    // limit: encoding a wide network as solver terms takes longer than solving it).
+    std::function<void()> poll = nullptr;
   };
 
   ModelInterpreter(const Model& model, D& d, Needs needs) : m_(model), d_(d), needs_(needs) {
@@ -168,6 +172,7 @@ class ModelInterpreter {
     std::vector<Vec> v(m_.nodes.size());
     for (std::size_t i = 0; i < m_.nodes.size(); ++i) {
       if (!needed_[i]) continue;
+      if (needs_.poll) needs_.poll();
       try {
         v[i] = node(m_.nodes[i], v, x);
       } catch (const DomainLimit& e) {
@@ -197,6 +202,7 @@ class ModelInterpreter {
       case OpKind::Dense:
         // Left to right, then the bias: the order a plain C loop uses.
         for (Eigen::Index r = 0; r < n.weights.rows(); ++r) {
+          if (needs_.poll) needs_.poll();
           Num acc = d_.mul(d_.weight(n.weights(r, 0)), in(0)[0]);
           for (Eigen::Index c = 1; c < n.weights.cols(); ++c) {  // moved: terms are not cheap to copy
             acc = d_.add(std::move(acc), d_.mul(d_.weight(n.weights(r, c)), in(0)[static_cast<std::size_t>(c)]));
@@ -294,7 +300,31 @@ class ModelInterpreter {
     return best;
   }
 
+  // v < +inf (`up`) or v > -inf, for v not NaN, asked without a number for the infinity (the exact
+  // domains have none): a finite v has v - v == 0, and -inf is the only other value below 0.
+  Bool inside_infinity(const Num& v, bool up) {
+    return d_.or_(d_.eq(d_.sub(v, v), zero()), up ? d_.lt(v, zero()) : d_.lt(zero(), v));
+  }
+  // A split on an infinite threshold (LightGBM's empty category sets, scikit-learn's "only NaN
+  // goes right" at +inf): each mode reduces to a constant or to whether v is that infinity.
+  Bool versus_infinity(TreeEnsemble::Mode mode, const Num& v, bool up) {
+    using M = TreeEnsemble::Mode;
+    const Bool inside = inside_infinity(v, up);  // v is not the threshold and lies on its side
+    switch (mode) {
+      case M::Leq: return up ? d_.truth(true) : d_.not_(inside);
+      case M::Lt: return up ? inside : d_.truth(false);
+      case M::Geq: return up ? d_.not_(inside) : d_.truth(true);
+      case M::Gt: return up ? d_.truth(false) : inside;
+      case M::Eq: return d_.not_(inside);
+      case M::Neq: return inside;
+      default: throw InternalError("interpreter: an infinite threshold on a set or leaf node");
+    }
+  }
+
   Bool goes_true(const TreeEnsemble::Node& n, const Num& v) {
+    if (std::isinf(n.threshold) && n.mode != TreeEnsemble::Mode::Member) {
+      return d_.ite_bool(d_.is_nan(v), d_.truth(n.missing_tracks_true), versus_infinity(n.mode, v, n.threshold > 0));
+    }
     const Num t = d_.weight(n.threshold);
     Bool cmp = d_.truth(false);
     switch (n.mode) {

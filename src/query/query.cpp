@@ -77,6 +77,9 @@ QueryInput QueryInput::one_of(std::string name, InputRole role, InputType type, 
 
 namespace {
 
+// Thrown by the encoding's poll at the time limit or a cancel: the query is unknown.
+struct EncodingStopped {};
+
 using Clock = std::chrono::steady_clock;
 
 std::string place(const std::string& where, const std::string& fallback) { return where.empty() ? fallback : where; }
@@ -766,7 +769,17 @@ class QueryRun {
     } forget{*this};
     S d = make_domain<S>(ctx);
     std::vector<typename S::Num> x;
-    const ModelValues<S> mv = subject_.program != nullptr ? encode_program(d, ctx, x) : encode_model(d, ctx, x);
+    std::optional<ModelValues<S>> encoded;
+    try {
+      encoded = subject_.program != nullptr ? encode_program(d, ctx, x) : encode_model(d, ctx, x);
+    } catch (const EncodingStopped&) {
+      a.status = QueryAnswer::Status::Unknown;
+      a.reason_unknown = options_.cancel != nullptr && options_.cancel->load()
+                             ? "canceled"
+                             : fmt::format("time limit ({} s) while the model was encoded", options_.time_limit);
+      return;
+    }
+    const ModelValues<S>& mv = *encoded;
     if (program_timed_out_) {
       a.status = QueryAnswer::Status::Unknown;
       a.reason_unknown =
@@ -850,7 +863,13 @@ class QueryRun {
       x.push_back(symbol(d, pi, ctx));
       d.require(declared(d, pi, x.back()));
     }
-    ModelInterpreter<S> interpreter(*subject_.model, d, {.outputs = p_.needs_outputs});
+    // The time limit and cancel hold while the network becomes terms, not only in the solver.
+    auto poll = [this] {
+      if ((options_.cancel != nullptr && options_.cancel->load()) ||
+          (options_.time_limit > 0 && elapsed() > options_.time_limit))
+        throw EncodingStopped{};
+    };
+    ModelInterpreter<S> interpreter(*subject_.model, d, {.outputs = p_.needs_outputs, .node = -1, .poll = poll});
     return interpreter.run(x);
   }
 
@@ -1348,6 +1367,17 @@ class QueryRun {
 
 namespace {
 
+// An unknown answer to `q`, named as the query (what the solver's state no longer says).
+QueryAnswer unanswered(const Query& q, std::string reason) {
+  QueryAnswer a;
+  a.name = q.name;
+  a.kind = q.kind;
+  a.semantics = q.semantics;
+  a.status = QueryAnswer::Status::Unknown;
+  a.reason_unknown = std::move(reason);
+  return a;
+}
+
 QueryAnswer answer(const Subject& subject, const Query& q, const QueryOptions& options) {
   // Z3's memory bound is one for the process: it holds for this query (and any run beside it).
   limit_solver_memory(options.memory_limit_mb);
@@ -1360,15 +1390,9 @@ QueryAnswer answer(const Subject& subject, const Query& q, const QueryOptions& o
   } catch (const z3::exception& e) {
     // Out of memory (--memory-limit) or interrupted: the query is not answered, the run goes on.
     if (!is_z3_resource_message(e.msg())) throw InternalError(fmt::format("{}: z3: {}", q.where, e.msg()));
-    QueryAnswer a;
-    a.status = QueryAnswer::Status::Unknown;
-    a.reason_unknown = e.msg();
-    return a;
+    return unanswered(q, e.msg());
   } catch (const std::bad_alloc&) {
-    QueryAnswer a;
-    a.status = QueryAnswer::Status::Unknown;
-    a.reason_unknown = "out of memory";
-    return a;
+    return unanswered(q, "out of memory");
   }
 }
 
