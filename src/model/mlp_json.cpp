@@ -171,7 +171,9 @@ void save_mlp_json(const Model& model, const std::string& path) {
               {"input_names", model.input_names},
               {"layer_sizes", sizes},
               {"layers", layers}};
-  write_file(path, doc.dump() + "\n");  // all or nothing: a full disk leaves no truncated file
+  // All or nothing: a full disk leaves no truncated file. Names read from UBJSON or protobuf may
+  // hold invalid UTF-8, on which plain dump() throws: such bytes become U+FFFD.
+  write_file(path, doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace witness

@@ -338,6 +338,14 @@ void ColumnLifter::split(const Ctx& c) {
     sizes.assign(static_cast<std::size_t>(parts), x.dims[axis] / parts);
   }
   if (static_cast<int>(sizes.size()) != c.node.output_size()) fail(c.where, "split sizes do not match the outputs");
+  // Checked before any index is taken: a negative size would select positions before the axis.
+  std::int64_t total = 0;
+  for (const std::int64_t k : sizes) {
+    if (k < 0 || k > x.dims[axis]) fail(c.where, fmt::format("split size {} for an axis of {}", k, x.dims[axis]));
+    total += k;
+  }
+  if (total != x.dims[axis])
+    fail(c.where, fmt::format("split sizes add up to {}, not the axis' {}", total, x.dims[axis]));
   std::int64_t at = 0;
   for (std::size_t k = 0; k < sizes.size(); ++k) {
     std::vector<std::int64_t> sel;
@@ -602,7 +610,7 @@ void ColumnLifter::reduce_sum(const Ctx& c) {
   LValue out;
   out.dims = x.dims;
   out.dims.back() = 1;
-  if (h_.attr_int(c, "keepdims", 1) == 0) out.dims.pop_back();
+  if (h_.attr_flag(c, "keepdims", 1) == 0) out.dims.pop_back();
   for (std::size_t o = 0; o < x.refs.size(); o += static_cast<std::size_t>(last)) {
     Ref sum{.column = x.refs[o].column, .kind = Ref::Kind::Indicator, .labels = {}, .norm = {}};
     for (std::size_t i = o; i < o + static_cast<std::size_t>(last); ++i) {

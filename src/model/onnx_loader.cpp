@@ -3,6 +3,7 @@
 // tensors and ops are in the other src/model/onnx_*.cpp files, declared in onnx_internal.h.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -75,6 +76,13 @@ void Loader::convert(const Ctx& c, const std::string& domain) {
       if (c.node.output_size() > 1 && !c.node.output(1).empty() &&
           (!consumers_[c.node.output(1)].empty() || graph_outputs_.count(c.node.output(1)) != 0)) {
         unsupported(c.where, "Dropout's mask output is not supported");
+      }
+      // training_mode (opset 12 on) true drops values at random: no function of the input.
+      if (has_input(c, 2)) {
+        const Value& training = get(c, 2);
+        const auto& v = training.c.data;
+        if (!training.is_const || std::any_of(v.begin(), v.end(), [](double t) { return t != 0.0; }))
+          unsupported(c.where, "Dropout in training mode (training_mode not a constant false)");
       }
       return op_alias(c);  // inference: the identity
     }

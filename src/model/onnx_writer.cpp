@@ -499,7 +499,8 @@ onnx::ModelProto Writer::write() {
   auto meta = [&](const char* key, const nlohmann::json& value) {
     auto* p = mp.add_metadata_props();
     p->set_key(key);
-    p->set_value(value.dump());
+    // Names read from UBJSON or protobuf may hold invalid UTF-8, on which plain dump() throws.
+    p->set_value(value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   };
   meta("witness.rule", rule);
   if (!m_.rule.class_labels.empty()) meta("witness.class_labels", m_.rule.class_labels);

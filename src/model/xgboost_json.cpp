@@ -287,8 +287,10 @@ Model parse_xgboost_json(const std::string& bytes, const std::string& path) {
   const json& booster = rd.field(learner, "gradient_booster", "learner");
   const json& booster_name = rd.field(booster, "name", "learner.gradient_booster");
   if (booster_name != "gbtree") {
+    // UBJSON strings may hold any bytes: dump() would throw on invalid UTF-8 unless told to replace.
+    const std::string shown = booster_name.dump(-1, ' ', false, json::error_handler_t::replace);
     throw UnsupportedError(path, "learner.gradient_booster",
-                           fmt::format("booster {} (witness reads gbtree models)", booster_name.dump()));
+                           fmt::format("booster {} (witness reads gbtree models)", shown.substr(0, 80)));
   }
   const json& model = rd.field(booster, "model", "learner.gradient_booster");
   const json& trees = rd.array(model, "trees", "learner.gradient_booster.model", 0);

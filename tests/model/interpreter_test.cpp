@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <memory>
 
 #include "core/error.h"
 #include "model/evaluator.h"
@@ -135,6 +137,54 @@ TEST(Interpreter, TreeWeightsOutOfOrderAgreeWithAWalkOfEveryTree) {
       EXPECT_DOUBLE_EQ(got.outputs[0], want[0]);
       EXPECT_DOUBLE_EQ(got.outputs[1], want[1]);
       EXPECT_EQ(e.labels[static_cast<std::size_t>(i)], want[1] > want[0] ? 1 : 0);
+    }
+  }
+}
+
+// Doubles as an exact domain sees numbers: weight() of an infinity is refused, as turning it into a
+// rational is (solver/rational.h), so a tree split on an infinite threshold must be decided without one.
+struct NoInfinityDomain : FloatDomain<double> {
+  static double weight(double w) {
+    if (!std::isfinite(w)) throw InputError("", "", "weight of a non-finite double");
+    return w;
+  }
+};
+
+// A one-split tree per mode and infinity (LightGBM's empty category set is x < -inf, scikit-learn's
+// split on NaN alone x <= +inf): the interpreter agrees with the evaluator on every kind of value,
+// in double, in float32 and without asking its domain for an infinite weight.
+TEST(Interpreter, TreeSplitsOnInfiniteThresholdsAgreeWithTheEvaluator) {
+  using M = TreeEnsemble::Mode;
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const M mode : {M::Leq, M::Lt, M::Geq, M::Gt, M::Eq, M::Neq}) {
+    for (const double t : {inf, -inf}) {
+      for (const bool nan_true : {false, true}) {
+        auto te = std::make_shared<TreeEnsemble>();
+        TreeEnsemble::Tree tree;
+        tree.nodes.resize(3);
+        tree.nodes[0] = {mode, 0, t, 1, 2, nan_true, {}};
+        tree.leaves = {{1, 0, 1.0}, {2, 0, -1.0}};
+        te->trees.push_back(tree);
+        ModelBuilder b("inf", {"x"});
+        const int out = b.tree_ensemble(b.input(), te, "trees");
+        const Model m = b.finish(out, DecisionRule::threshold_on(out, 0.0));
+        Evaluator<double> ev(m);
+        for (const double v : {-inf, -1e308, -1.0, 0.0, 2.5, 1e308, inf, std::nan("")}) {
+          SCOPED_TRACE(::testing::Message() << "mode " << static_cast<int>(mode) << " t " << t << " x " << v);
+          Eigen::MatrixXd x(1, 1);
+          x << v;
+          const double want = ev.run(x).outputs(0, 0);
+          FloatDomain<double> d;
+          EXPECT_EQ((ModelInterpreter<FloatDomain<double>>(m, d, {.outputs = true}).run({v}).outputs[0]), want);
+          FloatDomain<float> f;
+          EXPECT_EQ(
+              (ModelInterpreter<FloatDomain<float>>(m, f, {.outputs = true}).run({static_cast<float>(v)}).outputs[0]),
+              static_cast<float>(Evaluator<float>(m).run(x).outputs(0, 0)));
+          if (!std::isfinite(v)) continue;  // the exact domains' numbers are finite
+          NoInfinityDomain e;
+          EXPECT_EQ((ModelInterpreter<NoInfinityDomain>(m, e, {.outputs = true}).run({v}).outputs[0]), want);
+        }
+      }
     }
   }
 }

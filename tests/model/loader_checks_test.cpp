@@ -384,6 +384,15 @@ TEST(LoaderChecksOnnx, UnknownEnumsAndFlagsAreRefusedNamingTheAttribute) {
       {"OneHotEncoder zeros",
        [&](GraphBuilder& gb) { set_int(one_hot_pipeline(gb), "zeros", 7); },
        {"node 'OneHotEncoder'", "attribute zeros is 7 (expected 0 or 1)"}},
+      {"Dropout training_mode",
+       [&](GraphBuilder& gb) {
+         gb.input("x", {-1, 2});
+         gb.init("ratio", {}, {0.5F});
+         gb.init_ints("training", {}, {1});
+         gb.node("Dropout", {"x", "ratio", "training"}, {"y"}, "Dropout");
+         gb.output("y");
+       },
+       {"node 'Dropout'", "Dropout in training mode"}},
       {"Cast to",
        [&](GraphBuilder& gb) {
          gb.input("x", {-1, 2});
@@ -499,6 +508,28 @@ TEST(LoaderChecksOnnx, ColumnTypesMustMatchWhatTheOpsRead) {
        },
        {"node 'CityScaler'", "column 'city' is declared tensor(string), but Scaler reads it as numbers"}},
   });
+}
+
+TEST(LoaderChecksOnnx, SplitSizesAreCheckedBeforeTheyIndex) {
+  // A negative size made the preprocessing read before the start of its column list.
+  for (const auto& [sizes, message] : {std::pair{std::vector<std::int64_t>{-1, 3}, "split size -1 for an axis of 2"},
+                                       std::pair{std::vector<std::int64_t>{1, 2}, "split sizes add up to 3"}}) {
+    GraphBuilder gb;
+    gb.opset("", 11);
+    gb.opset("ai.onnx.ml", 2);
+    gb.input("x", {-1, 2}, onnx::TensorProto::STRING);
+    auto* split = gb.node("Split", {"x"}, {"a", "b"}, "Split");
+    GraphBuilder::attr(split, "axis", std::int64_t{1});
+    GraphBuilder::attr(split, "split", sizes);
+    auto* le = gb.node("LabelEncoder", {"b"}, {"codes"}, "LabelEncoder", "ai.onnx.ml");
+    GraphBuilder::attr(le, "keys_strings", std::vector<std::string>{"p", "q"});
+    GraphBuilder::attr(le, "values_int64s", std::vector<std::int64_t>{0, 1});
+    GraphBuilder::attr(gb.node("Cast", {"codes"}, {"cf"}), "to", std::int64_t{onnx::TensorProto::FLOAT});
+    GraphBuilder::attr(gb.node("LinearRegressor", {"cf"}, {"y"}, "LinearRegressor", "ai.onnx.ml"), "coefficients",
+                       std::vector<float>{1});
+    gb.output("y");
+    expect_refused([&] { (void)gb.load("model.onnx"); }, "model.onnx", {"node 'Split'", message}, message);
+  }
 }
 
 TEST(LoaderChecksOnnx, OneHotZerosZeroReadsAsZerosOne) {
