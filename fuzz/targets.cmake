@@ -2,7 +2,7 @@
 # and the corpus replays of the normal build (replay.cmake). Target <name> is fuzz/fuzz_<name>.cpp,
 # and its seed corpus is fuzz/corpus/<name>/.
 set(WITNESS_FUZZ_TARGETS constraints csv http keras_h5 lightgbm_text mlp_json nnet onnx query report_json schema_toml
-    xgboost_json xgboost_ubj)
+    search_state xgboost_json xgboost_ubj)
 set(WITNESS_FUZZ_LIBS_constraints witness_domain)
 set(WITNESS_FUZZ_LIBS_csv witness_domain)
 set(WITNESS_FUZZ_LIBS_http witness_server)
@@ -14,5 +14,6 @@ set(WITNESS_FUZZ_LIBS_onnx witness_model)
 set(WITNESS_FUZZ_LIBS_query witness_query)
 set(WITNESS_FUZZ_LIBS_report_json witness_report)
 set(WITNESS_FUZZ_LIBS_schema_toml witness_domain)
+set(WITNESS_FUZZ_LIBS_search_state witness_fairness)
 set(WITNESS_FUZZ_LIBS_xgboost_json witness_model)
 set(WITNESS_FUZZ_LIBS_xgboost_ubj witness_model)
