@@ -84,7 +84,8 @@ int run_fair_command(const FairArgs& args) {
   SubjectSource src = args.subject.source();
   src.data.path = args.data;
   src.seeds.path = args.seeds;
-  const std::optional<JobSubject> subject = subproblem ? std::nullopt : std::optional(load_subject_within_limit(src, env, "fair", args.json));
+  const std::optional<JobSubject> subject =
+      subproblem ? std::nullopt : std::optional(load_subject_within_limit(src, env, "fair", args.json));
   const std::string model_name = subproblem ? args.subproblem : subject->model->source;
   const std::string schema_name = subproblem ? args.subproblem : subject->schema.source();
   const std::vector<std::string> protected_names = subproblem ? std::vector<std::string>{} : subject->protected_names;
