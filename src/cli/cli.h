@@ -47,7 +47,7 @@ void add_query_command(CLI::App& app, int& status);
 // witness report RUN.json -o OUT.html
 void add_report_command(CLI::App& app);
 // witness serve [--port P] [--root DIR]: the workbench (src/server).
-void add_serve_command(CLI::App& app);
+void add_serve_command(CLI::App& app, int& status);
 
 // Ctrl-C (src/cli/interrupt.cpp): catch_interrupts() makes the first SIGINT raise interrupt_flag(),
 // which the commands give their runs as the cancel flag; main exits 130 when it was raised.
@@ -76,7 +76,7 @@ void apply_setting_flags(const std::vector<SettingOption<S>>& table, const std::
   }
 }
 // load_subject under --time-limit, which counts from the start: inputs still being read (a model of
-// a million trees) once the limit and its grace (10% + 0.5 s) have passed end the command with an
+// a million trees) once the limit and its grace (10% or 1 s, whichever is more) have passed end the command with an
 // inconclusive answer that says so (exit 20), in text or, with `json`, as a JSON document.
 JobSubject load_subject_within_limit(const SubjectSource& source, const Env& env, const std::string& command,
                                      bool json);

@@ -170,7 +170,7 @@ JobSubject load_subject_within_limit(const SubjectSource& source, const Env& env
                                      bool json) {
   const double limit = env.options.get_real("time-limit");
   if (limit <= 0) return load_subject(source);
-  const double grace = limit * 0.1 + 0.5;
+  const double grace = std::max(limit * 0.1, 1.0);  // "within 10% or 1 s of the limit"
   const std::string why = fmt::format("the {} s time limit passed while reading the inputs ({}); nothing was searched",
                                       limit, source.model_path);
   const std::string answer = json ? nlohmann::json{{"kind", command},

@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   witness::cli::add_test_command(app, status);
   witness::cli::add_query_command(app, status);
   witness::cli::add_report_command(app);
-  witness::cli::add_serve_command(app);
+  witness::cli::add_serve_command(app, status);
   // CLI11 answers a mistyped command with "A subcommand is required"; name it instead.
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -10,6 +11,7 @@
 #include "cli/cli.h"
 #include "core/alarm.h"
 #include "core/error.h"
+#include "server/job_process.h"
 #include "server/workbench.h"
 
 namespace witness::cli {
@@ -18,6 +20,7 @@ namespace {
 struct ServeArgs {
   WorkbenchOptions options;
   double max_upload_mb = 16;
+  bool in_process = false;
 };
 
 constexpr int kStopSeconds = 10;  // from SIGTERM to the end of the process, jobs running or not
@@ -25,6 +28,15 @@ constexpr int kStopSeconds = 10;  // from SIGTERM to the end of the process, job
 void run_serve(ServeArgs args) {
   if (args.max_upload_mb <= 0) throw InputError("--max-upload: expected a positive number of megabytes");
   args.options.max_upload = static_cast<std::size_t>(args.max_upload_mb * 1024 * 1024);
+  // Each job works in a child process of this same binary (serve-job): a solver that aborts or
+  // runs out of memory ends that job, never the server.
+  if (args.in_process) {
+    args.options.job_executable.clear();
+  } else {
+    std::error_code ec;
+    args.options.job_executable = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    if (ec) throw InternalError("cannot find this program's own file (/proc/self/exe) to run jobs in");
+  }
   // SIGINT and SIGTERM stop the server cleanly (jobs cancelled, threads joined).
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -56,7 +68,7 @@ void run_serve(ServeArgs args) {
 
 }  // namespace
 
-void add_serve_command(CLI::App& app) {
+void add_serve_command(CLI::App& app, int& status) {
   auto args = std::make_shared<ServeArgs>();
   CLI::App* cmd = app.add_subcommand(
       "serve", "The workbench in a browser: query, fairness and testing workspaces (local, token-protected)");
@@ -74,8 +86,20 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--job-time-limit", args->options.job_seconds, "seconds a job may run")
       ->capture_default_str()
       ->check(CLI::Range(1.0, 86400.0));
+  cmd->add_option("--job-memory", args->options.job_memory_mb,
+                  "MiB one job's process may hold (its runs stop there; the process is bounded above it)")
+      ->capture_default_str()
+      ->check(CLI::Range(64.0, 1048576.0));
+  cmd->add_flag("--jobs-in-process", args->in_process,
+                "work jobs on threads of the server's own process (tests; a solver's crash then ends the server)");
   cmd->add_option("--token", args->options.token, "the access token (default: a random one, printed in the URL)");
   cmd->callback([args] { run_serve(*args); });
+
+  // The server's child for one job (job_process.h): reads the task on stdin, answers on stdout.
+  auto memory_mb = std::make_shared<double>(4096);
+  CLI::App* job = app.add_subcommand("serve-job", "");  // no description: hidden from --help
+  job->add_option("--memory-mb", *memory_mb, "the job's memory bound in MiB");
+  job->callback([memory_mb, &status] { status = serve_child_job(std::cin, std::cout, *memory_mb); });
 }
 
 }  // namespace witness::cli

@@ -44,4 +44,8 @@ nlohmann::json parse_json_document(std::string_view text, const std::string& sou
   return doc;
 }
 
+std::string json_line(const nlohmann::json& doc) {
+  return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace witness

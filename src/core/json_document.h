@@ -19,4 +19,7 @@ namespace witness {
 
 [[nodiscard]] nlohmann::json parse_json_document(std::string_view text, const std::string& source, int max_depth);
 
+// One line of JSON (no newline inside); invalid UTF-8 in strings is replaced, never thrown on.
+[[nodiscard]] std::string json_line(const nlohmann::json& doc);
+
 }  // namespace witness

@@ -237,6 +237,10 @@ void ChildProcess::kill() {  // NOLINT(readability-make-member-function-const): 
   if (!reaped_ && pid_ > 0) ::kill(-pid_, SIGKILL);
 }
 
+void ChildProcess::interrupt() {  // NOLINT(readability-make-member-function-const): it signals the child
+  if (!reaped_ && pid_ > 0) ::kill(-pid_, SIGINT);
+}
+
 namespace {
 std::atomic<bool> many_threads_allocate{false};
 }  // namespace

@@ -62,6 +62,8 @@ class ChildProcess {
   std::string exit_description(std::chrono::milliseconds wait = std::chrono::milliseconds(200));
   // SIGKILL to the child's process group now (after a timeout).
   void kill();
+  // SIGINT to the child's process group: a polite stop, which the child may answer.
+  void interrupt();
   [[nodiscard]] const std::string& command() const { return command_; }
 
  private:

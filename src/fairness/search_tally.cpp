@@ -48,7 +48,8 @@ FairnessResult search_result(SearchTally tally, const RegionEvaluator& regions, 
     r.share.falsified = valid > 0.0L ? static_cast<double>(tally.falsified / valid) : 0.0;
     r.share.certified = 1.0 - r.share.falsified;
     r.share.undecided = 0.0;
-    r.share.exact = !real_domain && !tally.inexact;
+    // Counts are long doubles: whole numbers are exact only below 2^64 points.
+    r.share.exact = !real_domain && !tally.inexact && regions.domain_points() < 18446744073709551616.0L;
     r.share.falsified_points = tally.falsified;
   } else {
     r.share.certified = std::clamp(static_cast<double>(cert / valid), 0.0, 1.0);

@@ -64,7 +64,7 @@ struct Rule {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
-  if (setrlimit(RLIMIT_AS, &memory) != 0) _exit(126);
+  if (!set_limit_within_inherited(RLIMIT_AS, memory)) _exit(126);
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) _exit(126);
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) _exit(126);
   if (abi > 0) {

@@ -98,4 +98,13 @@ ProcessResult run_process(const std::vector<std::string>& argv, double seconds, 
   return r;
 }
 
+bool set_limit_within_inherited(int resource, rlimit wanted) {
+  rlimit inherited{};
+  if (getrlimit(resource, &inherited) == 0 && inherited.rlim_max != RLIM_INFINITY) {
+    wanted.rlim_cur = std::min(wanted.rlim_cur, inherited.rlim_max);
+    wanted.rlim_max = std::min(wanted.rlim_max, inherited.rlim_max);
+  }
+  return setrlimit(resource, &wanted) == 0;
+}
+
 }  // namespace witness

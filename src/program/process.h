@@ -5,6 +5,8 @@
 //   std::string version = r.out;                  // what it printed on stdout (stderr in r.err)
 #pragma once
 
+#include <sys/resource.h>
+
 #include <atomic>
 #include <cstddef>
 #include <string>
@@ -31,5 +33,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, double seconds,
 // raised (r.cancelled). The caller kills the child in the last three cases and waits for it.
 void read_child_output(int out_fd, int err_fd, double seconds, std::size_t max_bytes, ProcessResult& r,
                        const std::atomic<bool>* cancel = nullptr);
+
+// setrlimit(resource, wanted) lowered to the hard limit this process already has: a child of a
+// bounded process (a server job) may not raise it, and must not fail for asking. For the code
+// between fork and exec: system calls only. False if setrlimit fails.
+bool set_limit_within_inherited(int resource, rlimit wanted);
 
 }  // namespace witness

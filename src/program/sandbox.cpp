@@ -20,6 +20,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "program/process.h"
 
 namespace witness {
 namespace {
@@ -106,7 +107,7 @@ std::vector<sock_filter> seccomp_program(int exe_fd) {
   sigprocmask(SIG_SETMASK, &none, nullptr);
   const std::array<int, 5> which = {RLIMIT_AS, RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_CORE, RLIMIT_NOFILE};
   for (std::size_t i = 0; i < which.size(); ++i) {
-    if (setrlimit(which[i], &limits[i]) != 0) _exit(126);
+    if (!set_limit_within_inherited(which[i], limits[i])) _exit(126);
   }
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) _exit(126);  // ends with witness (its CPU limit aside)
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) _exit(126);

@@ -142,10 +142,17 @@ void write_shares(std::ostream& out, const Schema& schema, const std::vector<std
         "undecided regions are unfair)\n",
         percent(d.estimate->share), percent(d.estimate->lo), percent(d.estimate->hi), 100.0 * d.estimate->confidence,
         d.estimate->unfair, d.estimate->samples);
-  if (d.exact)
-    out << fmt::format("  exactly {:.0f} of the {:.0f} points change label when {} changes\n",
-                       static_cast<double>(d.falsified_points), static_cast<double>(d.points),
+  if (d.exact) {
+    out << fmt::format("  exactly {} of the {} points change label when {} changes\n",
+                       static_cast<std::uint64_t>(d.falsified_points), static_cast<std::uint64_t>(d.points),
                        fmt::join(names, " or "));
+  } else if (d.undecided == 0.0 && d.points >= 18446744073709551616.0L) {
+    out << fmt::format(
+        "  about {:.6Le} of the {:.6Le} points change label when {} changes (every region was "
+        "decided, but more than 2^64 points are counted in long double: the last digits are "
+        "rounded)\n",
+        d.falsified_points, d.points, fmt::join(names, " or "));
+  }
   write_marginals(out, schema, r);
   std::size_t shown = 0, falsified = 0;
   for (const RegionReport& g : r.regions) falsified += g.falsified > 0.0 ? 1 : 0;
@@ -324,12 +331,15 @@ nlohmann::json fairness_json(const FairnessRun& run) {
     doc["certified"] = r.share.certified;
     doc["falsified"] = r.share.falsified;
     doc["undecided"] = r.share.undecided;
-    doc["domain"] = {
-        {"points", static_cast<double>(r.share.points)},
-        {"exact", r.share.exact},
-        {"falsified_points", r.share.exact ? nlohmann::json(static_cast<double>(r.share.falsified_points)) : nullptr},
-        // The shares are over the points the schema's constraints allow (all, without constraints).
-        {"constraints_applied", true}};
+    doc["domain"] = {{"points", r.share.points > 0.0L && r.share.points < 18446744073709551616.0L
+                                    ? nlohmann::json(static_cast<std::uint64_t>(r.share.points))
+                                    : nlohmann::json(static_cast<double>(r.share.points))},
+                     {"exact", r.share.exact},
+                     // A whole number of points, exact below 2^64 (a double would round it past 2^53).
+                     {"falsified_points",
+                      r.share.exact ? nlohmann::json(static_cast<std::uint64_t>(r.share.falsified_points)) : nullptr},
+                     // The shares are over the points the schema's constraints allow (all, without constraints).
+                     {"constraints_applied", true}};
     if (r.share.estimate)
       doc["estimate"] = {{"falsified", r.share.estimate->share}, {"lo", r.share.estimate->lo},
                          {"hi", r.share.estimate->hi},           {"confidence", r.share.estimate->confidence},

@@ -22,8 +22,14 @@ const char* to_string(Job::State state) {
 
 Job::Job(std::string id, std::string kind) : id_(std::move(id)), kind_(std::move(kind)) {}
 
+void Job::set_progress_listener(std::function<void(const nlohmann::json&, const std::vector<double>&)> listener) {
+  const std::lock_guard lock(mutex_);
+  listener_ = std::move(listener);
+}
+
 void Job::report_progress(nlohmann::json progress, std::vector<double> point) {
   const std::lock_guard lock(mutex_);
+  if (listener_) listener_(progress, point);
   progress_ = std::move(progress);
   if (point.empty()) return;
   history_.push_back(std::move(point));

@@ -51,10 +51,13 @@ class Job {
   [[nodiscard]] State state() const;
   // The output once the job finished (done or cancelled with an answer); null otherwise.
   [[nodiscard]] std::shared_ptr<const JobOutput> output() const;
+  // Raises the cancel flag (a running job ends with what it found so far).
+  void cancel();
+  // Also called with every progress report (a child process relays them to the server).
+  void set_progress_listener(std::function<void(const nlohmann::json&, const std::vector<double>&)> listener);
 
  private:
   friend class JobBoard;
-  void cancel();
   void run(const std::function<JobOutput(Job&)>& work);
 
   const std::string id_;
@@ -68,6 +71,7 @@ class Job {
   std::vector<std::vector<double>> history_;
   std::shared_ptr<const JobOutput> output_;
   std::string error_;
+  std::function<void(const nlohmann::json&, const std::vector<double>&)> listener_;
 };
 
 [[nodiscard]] const char* to_string(Job::State state);

@@ -73,6 +73,13 @@ void cap_time_limit(Env& env, const JobLimits& limits) {
   if (limit <= 0 || limit > limits.max_seconds) env.options.set("time-limit", fmt::format("{}", limits.max_seconds));
 }
 
+// Likewise the memory limit: each job runs in a process of its own, bounded by the server's.
+void cap_memory_limit(Env& env, const JobLimits& limits) {
+  const double limit = env.options.get_real("memory-limit");
+  if (limits.memory_mb > 0 && (limit <= 0 || limit > limits.memory_mb))
+    env.options.set("memory-limit", fmt::format("{}", limits.memory_mb));
+}
+
 // The command line that does the same job, for the report.
 std::string equivalent_command(const std::string& kind, const nlohmann::json& request,
                                const std::map<std::string, std::string>& options) {
@@ -116,13 +123,9 @@ struct ModelJob {
     std::map<std::string, std::string> options = options_field(request);
     if (request.contains("engine") && request["engine"].is_string())
       options["engine"] = request["engine"].get<std::string>();
-    // Jobs share the server's process: a resident-size limit would stop every job for one's memory.
-    if (options.contains("memory-limit"))
-      throw InputError(
-          "options.memory-limit: jobs share the server's memory; limit the server's (ulimit -v, "
-          "systemd MemoryMax)");
     set_job_options(table, job, *env, options);
     cap_time_limit(*env, limits);
+    cap_memory_limit(*env, limits);
     options.erase("engine");
     command = equivalent_command(kind, request, options);
   }
@@ -197,6 +200,8 @@ std::function<JobOutput(Job&)> query_job(const nlohmann::json& request, const Ro
   set_job_options(query_options(), job, unused, options);
   job.options.time_limit =
       std::clamp(job.options.time_limit <= 0 ? limits.max_seconds : job.options.time_limit, 0.1, limits.max_seconds);
+  if (limits.memory_mb > 0 && (job.options.memory_limit_mb <= 0 || job.options.memory_limit_mb > limits.memory_mb))
+    job.options.memory_limit_mb = limits.memory_mb;
   // The text is parsed (and its programs compiled) on the job's thread, under the job's limits: a
   // request thread only checks the request's shape.
   return [text, job, root = root.path().string()](Job& j) mutable {

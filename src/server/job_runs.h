@@ -19,6 +19,7 @@ namespace witness {
 
 struct JobLimits {
   double max_seconds = 600;  // a job's time limit, and the limit when the request gives none
+  double memory_mb = 0;      // a job's memory limit (resident MiB), and the cap on the one asked for (0: none)
 };
 
 // Checks the request (kind, fields, that every path lies inside the root) and returns the job's

@@ -19,6 +19,7 @@
 #include "report/rows.h"
 #include "server/http_connections.h"
 #include "server/job_board.h"
+#include "server/job_process.h"
 #include "server/job_runs.h"
 #include "server/root_folder.h"
 
@@ -92,12 +93,45 @@ struct Workbench::State {
   WorkbenchOptions options;
   RootFolder root;
   JobBoard jobs;
-  std::atomic<int> describing{0};  // GET /api/inputs calls running
+  std::atomic<int> describing{0};     // GET /api/inputs calls running
+  std::atomic<bool> stopping{false};  // stop() was called: children of /api/inputs calls are killed
   WorkbenchHttpServer http;
   int port = 0;
 
   explicit State(const WorkbenchOptions& o) : options(o), root(o.root), jobs(o.max_jobs, o.max_kept_jobs) {
     if (options.token.empty()) options.token = random_token();
+  }
+
+  [[nodiscard]] JobLimits job_limits() const {
+    return JobLimits{.max_seconds = options.job_seconds, .memory_mb = options.job_memory_mb};
+  }
+  [[nodiscard]] ChildJobLimits child_limits() const {
+    return ChildJobLimits{
+        .executable = options.job_executable, .seconds = options.job_seconds, .memory_mb = options.job_memory_mb};
+  }
+
+  // A job's work: checked here (a malformed request is answered at once), worked in a child.
+  std::function<JobOutput(Job&)> job_work(const nlohmann::json& request) const {
+    auto in_process = prepare_job(request, root, job_limits());
+    if (options.job_executable.empty()) return in_process;
+    const nlohmann::json task = {
+        {"task", "job"}, {"root", root.path().string()}, {"seconds", options.job_seconds}, {"request", request}};
+    return [task, limits = child_limits()](Job& job) {
+      return run_child_job(task, limits, job.cancel_flag(), [&job](nlohmann::json progress, std::vector<double> point) {
+        job.report_progress(std::move(progress), std::move(point));
+      });
+    };
+  }
+
+  nlohmann::json inputs(const std::string& path, const std::string& function) const {
+    if (options.job_executable.empty()) return describe_inputs(root, path, function, job_limits());
+    (void)root.resolve(path);  // a path outside the root is refused here, before any child starts
+    const nlohmann::json task = {{"task", "inputs"},
+                                 {"root", root.path().string()},
+                                 {"seconds", options.job_seconds},
+                                 {"path", path},
+                                 {"function", function}};
+    return run_child_job(task, child_limits(), stopping, nullptr).result;
   }
 
   // Runs a handler, turning the errors it throws into JSON answers with their status.
@@ -201,16 +235,13 @@ struct Workbench::State {
         // Loading a model or compiling a program is a job's work: it takes a job slot (429 when
         // none is free) and the job time limit, though the answer is awaited here.
         const InputsSlot slot(describing, options.max_jobs);
-        send_json(res, 200,
-                  describe_inputs(root, req.get_param_value("path"), req.get_param_value("function"),
-                                  JobLimits{.max_seconds = options.job_seconds}));
+        send_json(res, 200, inputs(req.get_param_value("path"), req.get_param_value("function")));
       });
     });
     http.Post("/api/jobs", [this](const httplib::Request& req, httplib::Response& res) {
       guarded(res, [&] {
         const nlohmann::json request = nlohmann::json::parse(req.body);
-        auto work = prepare_job(request, root, JobLimits{.max_seconds = options.job_seconds});
-        const std::shared_ptr<Job> job = jobs.submit(request["kind"].get<std::string>(), std::move(work));
+        const std::shared_ptr<Job> job = jobs.submit(request["kind"].get<std::string>(), job_work(request));
         send_json(res, 202, {{"id", job->id()}});
       });
     });
@@ -309,6 +340,9 @@ std::string Workbench::url() const {
   return fmt::format("http://{}:{}/?token={}", state_->options.host, state_->port, state_->options.token);
 }
 void Workbench::serve() { state_->http.listen_after_bind(); }
-void Workbench::stop() { state_->http.stop(); }
+void Workbench::stop() {
+  state_->stopping = true;
+  state_->http.stop();
+}
 
 }  // namespace witness

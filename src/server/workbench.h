@@ -27,7 +27,12 @@ struct WorkbenchOptions {
   int max_kept_jobs = 64;               // finished jobs kept for reading
   int threads = 8;                      // requests served at once
   double job_seconds = 600;             // a job's time limit (and the cap on the one asked for)
-  std::string token;                    // empty: a random one
+  double job_memory_mb = 4096;          // a job's memory (and the cap on the one asked for)
+  // The witness binary that works each job (and each GET /api/inputs) in a process of its own
+  // (`serve-job`): a solver's crash or out-of-memory death then ends that job only. Empty: jobs
+  // run on threads of this process.
+  std::string job_executable;
+  std::string token;  // empty: a random one
 };
 
 class Workbench {
