@@ -41,6 +41,7 @@ void add_bias_command(CLI::App& app) {
   cmd->add_option("--data", args->data,
                   "draw inputs from the rows of this CSV instead of uniformly (PyFair's way); a model that carries "
                   "its preprocessing reads its schema off them");
+  add_data_options(*cmd, args->subject);
   add_setting_flags(*cmd, bias_options(), args->options);
   cmd->add_flag("--json", args->json, "print one JSON document on stdout");
   add_report_options(*cmd, args->report);

@@ -94,12 +94,16 @@ struct SubjectArgs {
   std::string schema;
   std::string box;
   std::string protected_list;
+  std::string label;        // --label: the data's true-label column ("" unset)
+  std::string groups_list;  // --groups: columns for group metrics
 
   [[nodiscard]] SubjectSource source() const;
 };
 // `rows` names the flag whose rows give a pipeline's schema; test's MODEL is optional (--cmd).
 void add_subject_options(CLI::App& cmd, SubjectArgs& args, const std::string& rows = "--data",
                          bool model_required = true);
+// --label and --groups, for the commands that read data rows (fair, bias).
+void add_data_options(CLI::App& cmd, SubjectArgs& args);
 // The options given (non-empty), as set_job_options takes them.
 std::map<std::string, std::string> given_options(const std::map<std::string, std::string>& raw);
 // A job's answer on stdout: the --json document, or the text.

@@ -37,7 +37,18 @@ SubjectSource SubjectArgs::source() const {
   src.schema_path = schema;
   src.box = box;
   src.protected_names = split_list(protected_list);
+  if (!label.empty()) src.label = label;
+  src.group_names = split_list(groups_list);
   return src;
+}
+
+void add_data_options(CLI::App& cmd, SubjectArgs& args) {
+  cmd.add_option("--label", args.label,
+                 "the data's true-label column, for true and false positive rates and accuracy (default: the schema's "
+                 "label column when the data has it; never guessed)");
+  cmd.add_option("--groups", args.groups_list,
+                 "columns for the group table and their intersection, comma-separated, read by the model or not "
+                 "(default: the protected attributes)");
 }
 
 void add_subject_options(CLI::App& cmd, SubjectArgs& args, const std::string& rows, bool model_required) {

@@ -30,6 +30,7 @@ struct FairArgs {
   std::string seeds;
   std::string witnesses_out;
   std::string regions_out;
+  std::string flips_out;
   std::string data;
   bool json = false;
   std::map<std::string, std::string> options;  // fair_options() and the run options, as given
@@ -78,9 +79,10 @@ int run_fair_command(const FairArgs& args) {
   if (!subproblem && args.subject.model.empty())
     throw InputError("fair: a model file is needed (or --subproblem FILE)");
   check_report_files(args.report);
-  for (const std::string& f : {args.witnesses_out, args.regions_out}) {
+  for (const std::string& f : {args.witnesses_out, args.regions_out, args.flips_out}) {
     if (!f.empty()) check_writable(f);
   }
+  if (!args.flips_out.empty() && args.data.empty()) throw InputError("--flips-out: give the data rows (--data)");
   SubjectSource src = args.subject.source();
   src.data.path = args.data;
   src.seeds.path = args.seeds;
@@ -171,6 +173,7 @@ int run_fair_command(const FairArgs& args) {
   print_answer(out, args.json);
   if (!args.witnesses_out.empty()) write_file(args.witnesses_out, out.pairs_csv);
   if (!args.regions_out.empty()) write_file(args.regions_out, out.regions_csv);
+  if (!args.flips_out.empty()) write_file(args.flips_out, out.flips_csv);
   write_reports(args.report, out.report);
   return verdict_exit_code(out.result);
 }
@@ -189,9 +192,12 @@ void add_fair_command(CLI::App& app, int& status) {
   cmd->add_option("--regions-out", args->regions_out,
                   "--quantify: write the falsified and undecided regions as CSV (rules over the features, shares)");
   cmd->add_option("--data", args->data,
-                  "data rows (CSV): check every row against every protected value (exact) and report the share of "
-                  "rows whose label changes, and the group metrics when the rows have labels; a model that carries "
-                  "its preprocessing reads its schema off them");
+                  "data rows (CSV): decide every row with every other protected value (exact): the rows that flip "
+                  "come first, by group and direction; then the group table (rates, impact ratios; true and false "
+                  "positive rates with --label); a model that carries its preprocessing reads its schema off them");
+  add_data_options(*cmd, args->subject);
+  cmd->add_option("--flips-out", args->flips_out,
+                  "with --data: write every row that flips as CSV (row, group, both decisions and scores, values)");
   add_setting_flags(*cmd, fair_options(), args->options);
   cmd->add_option("--checkpoint", args->checkpoint,
                   "complete, auto: save the search (closed shares, open regions) to FILE every --checkpoint-every "

@@ -32,12 +32,12 @@ bool looks_like_data(const std::vector<std::string_view>& fields) {
                      [&](std::string_view f) { return detail::parse_number(detail::trim(f), unused); });
 }
 
-Dataset read(detail::CsvReader& rd, const Schema& schema) {
+Dataset read(detail::CsvReader& rd, const Schema& schema, const CsvReading& reading) {
   const std::string& file = rd.source();
   std::vector<std::string_view> fields;
   if (!rd.next(fields)) throw InputError(file, "", "empty file: expected a header row naming the columns");
 
-  // Column -> feature index (or the label column).
+  // Column -> feature index (or the label column, a kept or an unread one).
   std::vector<int> target(fields.size());
   std::vector<std::string> names(fields.size());
   std::vector<bool> present(static_cast<std::size_t>(schema.size()), false);
@@ -50,18 +50,25 @@ Dataset read(detail::CsvReader& rd, const Schema& schema) {
                        fmt::format("column '{}' appears twice", names[c]));
     }
   }
+  const std::string label = reading.label.value_or(schema.label());
+  if (reading.label && !reading.label->empty() && !header.contains(label)) {
+    throw InputError(
+        file, fmt::format("line {} (header)", rd.line()),
+        fmt::format("no column '{}' to read the true labels from (columns: {})", label, fmt::join(names, ", ")));
+  }
   // Looked up by name: a file may hold a million columns the schema ignores.
-  const std::unordered_set<std::string_view> ignored(schema.ignored_columns().begin(), schema.ignored_columns().end());
+  const std::unordered_set<std::string_view> kept(reading.keep.begin(), reading.keep.end());
   std::unordered_map<std::string_view, int> feature_of;
   for (int i = 0; i < schema.size(); ++i) feature_of.emplace(schema.feature(i).name, i);
+  std::vector<std::size_t> kept_columns;
+  Dataset d;
   for (std::size_t c = 0; c < fields.size(); ++c) {
-    if (!schema.label().empty() && names[c] == schema.label()) {
+    if (!label.empty() && names[c] == label) {
+      if (feature_of.contains(names[c]))
+        throw InputError(file, fmt::format("line {} (header)", rd.line()),
+                         fmt::format("column '{}' is a model input; it cannot be the true label too", names[c]));
       target[c] = kLabelColumn;
       has_label = true;
-      continue;
-    }
-    if (ignored.contains(names[c])) {
-      target[c] = kIgnoredColumn;
       continue;
     }
     if (const auto it = feature_of.find(names[c]); it != feature_of.end()) {
@@ -69,17 +76,12 @@ Dataset read(detail::CsvReader& rd, const Schema& schema) {
       present[static_cast<std::size_t>(it->second)] = true;
       continue;
     }
-    if (looks_like_data(fields)) {
-      throw InputError(file, fmt::format("line {}", rd.line()),
-                       "the first line looks like data: a header row naming the columns is required");
+    target[c] = kIgnoredColumn;
+    if (kept.contains(names[c])) {
+      kept_columns.push_back(c);
+    } else {
+      d.unread.push_back(names[c]);
     }
-    throw InputError(
-        file, fmt::format("line {} (header)", rd.line()),
-        schema.label().empty()
-            ? fmt::format("unknown column '{}': not a feature of schema '{}' (which has no label column)", names[c],
-                          schema.name())
-            : fmt::format("unknown column '{}': neither a feature of schema '{}' nor its label column '{}'", names[c],
-                          schema.name(), schema.label()));
   }
   std::vector<std::string> missing;
   for (int i = 0; i < schema.size(); ++i) {
@@ -95,10 +97,13 @@ Dataset read(detail::CsvReader& rd, const Schema& schema) {
                                  fmt::join(missing, ", "), missing.size() > 1 ? "s" : "", schema.name()));
   }
 
+  const std::vector<std::string>& class_names = !reading.label_classes.empty() ? reading.label_classes
+                                                : label == schema.label()      ? schema.label_classes()
+                                                                               : reading.label_classes;
   std::map<std::string, int, std::less<>> classes;
-  for (std::size_t k = 0; k < schema.label_classes().size(); ++k) {
-    classes.emplace(schema.label_classes()[k], static_cast<int>(k));
-  }
+  for (std::size_t k = 0; k < class_names.size(); ++k) classes.emplace(class_names[k], static_cast<int>(k));
+  std::vector<std::vector<std::string>*> kept_values;
+  for (const std::size_t c : kept_columns) kept_values.push_back(&d.kept[names[c]]);
 
   const auto width = static_cast<std::size_t>(schema.size());
   std::vector<double> values;
@@ -115,6 +120,8 @@ Dataset read(detail::CsvReader& rd, const Schema& schema) {
     }
     const std::size_t base = values.size();
     values.resize(base + width);
+    for (std::size_t k = 0; k < kept_columns.size(); ++k)
+      kept_values[k]->emplace_back(detail::trim(fields[kept_columns[k]]));
     for (std::size_t c = 0; c < fields.size(); ++c) {
       if (target[c] == kIgnoredColumn) continue;
       if (target[c] == kLabelColumn) {
@@ -128,7 +135,7 @@ Dataset read(detail::CsvReader& rd, const Schema& schema) {
         } else {
           std::string expected = "an integer class index";
           if (!classes.empty())
-            expected = fmt::format("a class ({}) or an integer class index", fmt::join(schema.label_classes(), ", "));
+            expected = fmt::format("a class of the model ({}) or an integer class index", fmt::join(class_names, ", "));
           throw InputError(file, fmt::format("row {} (line {}), column '{}'", row, rd.line(), names[c]),
                            fmt::format("expected {}, got '{}'", expected, t));
         }
@@ -143,11 +150,13 @@ Dataset read(detail::CsvReader& rd, const Schema& schema) {
     }
   }
 
-  Dataset d;
   d.source = file;
   d.raw = Eigen::Map<const Eigen::MatrixXd>(values.data(), static_cast<Eigen::Index>(width),
                                             static_cast<Eigen::Index>(row));
-  if (has_label) d.labels = std::move(labels);
+  if (has_label) {
+    d.labels = std::move(labels);
+    d.label_column = label;
+  }
   return d;
 }
 
@@ -162,14 +171,14 @@ Eigen::MatrixXd Dataset::model_inputs(const Schema& schema) const {
   return schema.to_model_columns(raw);
 }
 
-Dataset load_csv(const std::string& path, const Schema& schema) {
+Dataset load_csv(const std::string& path, const Schema& schema, const CsvReading& reading) {
   detail::CsvReader rd = detail::CsvReader::open(path);
-  return read(rd, schema);
+  return read(rd, schema, reading);
 }
 
-Dataset parse_csv(std::string text, const Schema& schema, const std::string& source) {
+Dataset parse_csv(std::string text, const Schema& schema, const std::string& source, const CsvReading& reading) {
   detail::CsvReader rd(std::move(text), source);
-  return read(rd, schema);
+  return read(rd, schema, reading);
 }
 
 }  // namespace witness

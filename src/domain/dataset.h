@@ -7,10 +7,13 @@
 //   int y0 = d.labels[0];                        // when the CSV has the schema's label column
 //
 // CSV rules (docs/schema.md): a header row is required; every feature is a column, in any order;
-// the only other column allowed is the schema's label; values go through Schema::parse_value.
+// the label is the schema's label column (or the one named); other columns are kept as text when
+// asked (group columns) or listed as unread; values go through Schema::parse_value.
 #pragma once
 
 #include <Eigen/Dense>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +28,13 @@ struct Dataset {
   Eigen::MatrixXd raw;
   // Class index per row (label_classes map names to indices); empty when there is no label column.
   std::vector<int> labels;
+  std::string label_column;  // the column the labels came from ("" when none)
+  // Columns kept as written (CsvReading::keep: group columns a model need not read), by name; an
+  // empty cell is an unknown value.
+  std::map<std::string, std::vector<std::string>, std::less<>> kept;
+  // The file's columns that were read as nothing (neither a feature, the label nor kept), in file
+  // order: answers name them, so that a column the user meant as the label is not lost silently.
+  std::vector<std::string> unread;
 
   [[nodiscard]] Eigen::Index rows() const { return raw.cols(); }
   [[nodiscard]] bool has_labels() const { return !labels.empty(); }
@@ -35,10 +45,22 @@ struct Dataset {
 // A CSV field as written: quoted (RFC 4180, "" for ") when it holds a comma, quote or line break.
 [[nodiscard]] std::string csv_field(const std::string& text);
 
+// Which of a file's other columns are read, and how.
+struct CsvReading {
+  // The label column: unset, the schema's label when the file has that column; "" none; else this
+  // column (InputError when the file lacks it).
+  std::optional<std::string> label;
+  // The label's class names, code = index (the model's classes). Empty: the schema's label_classes
+  // when the label is the schema's, else class indices.
+  std::vector<std::string> label_classes;
+  std::vector<std::string> keep;  // columns kept as text in Dataset::kept (those the file has)
+};
+
 // Throws InputError naming the file and, for data, "row R (line L), column 'name'": R counts data
 // rows from 1, L is the file line where that row starts.
-[[nodiscard]] Dataset load_csv(const std::string& path, const Schema& schema);
+[[nodiscard]] Dataset load_csv(const std::string& path, const Schema& schema, const CsvReading& reading = {});
 // Same, from text; `source` names it in messages.
-[[nodiscard]] Dataset parse_csv(std::string text, const Schema& schema, const std::string& source = "<csv>");
+[[nodiscard]] Dataset parse_csv(std::string text, const Schema& schema, const std::string& source = "<csv>",
+                                const CsvReading& reading = {});
 
 }  // namespace witness

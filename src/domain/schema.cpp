@@ -414,6 +414,12 @@ void Schema::finish() {
   }
 }
 
+std::optional<int> Schema::find_feature(std::string_view name) const {
+  const auto it = index_.find(name);
+  if (it == index_.end()) return std::nullopt;
+  return it->second;
+}
+
 int Schema::feature_index(std::string_view name) const {
   auto it = index_.find(name);
   if (it != index_.end()) return it->second;

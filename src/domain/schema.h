@@ -15,6 +15,7 @@
 #include <Eigen/Dense>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,6 +70,7 @@ class Schema {
 
   // Index of a feature; throws InputError "unknown feature 'x' (known: ...)".
   [[nodiscard]] int feature_index(std::string_view name) const;
+  [[nodiscard]] std::optional<int> find_feature(std::string_view name) const;  // nullopt: no such feature
   // The schema's default protected features, or the named ones. Throws InputError for unknown
   // names, duplicates and Real features (a protected attribute must take finitely many values).
   [[nodiscard]] const std::vector<std::string>& protected_names() const { return protected_; }

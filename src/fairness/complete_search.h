@@ -112,11 +112,4 @@ std::vector<SearchState> split_complete_search(const Model& model, const Schema&
 // "auto(dual)").
 FairnessResult auto_search(const Model& model, const Schema& schema, const CompleteSearchOptions& options, Env& env);
 
-// The rows of a data set (raw columns [features][n]) checked against every combination of the
-// protected values: a row is unfair when some combination changes its label, decided exactly
-// (double with an error bound, exact rationals near the threshold) for Dense/ReLU networks and by
-// the evaluator in double otherwise.
-DataShare measure_rows(const Model& model, const Schema& schema, const std::vector<int>& protected_features,
-                       const Eigen::MatrixXd& raw, const std::string& source);
-
 }  // namespace witness

@@ -132,7 +132,7 @@ class Hunt {
     schema_.constraints().derive(rb);
     for (const WitnessPair& w : found_)
       if (w.raw == ra || w.raw_prime == ra) return;  // one pair per point
-    if (auto w = replay_witness(model_, schema_, o_.protected_features, schema_.to_model(ra), schema_.to_model(rb))) {
+    if (auto w = replay_witness_raw(model_, schema_, o_.protected_features, ra, rb)) {
       found_.push_back(*w);
     } else {
       ++stats_.rejected;
@@ -329,39 +329,6 @@ std::vector<WitnessPair> falsify(const Model& model, const Schema& schema, const
       walk.round(hunt, schema, model.rule.threshold, movable, sampler, rng, over);
   }
   return std::move(hunt.found());
-}
-
-std::vector<WitnessPair> witnesses_in_rows(const Model& model, const Schema& schema,
-                                           const std::vector<int>& protected_features, const Eigen::MatrixXd& raw,
-                                           int max, SearchStats& stats) {
-  std::vector<WitnessPair> out;
-  if (raw.cols() == 0 || max <= 0) return out;
-  const std::vector<Eigen::VectorXd> combos = protected_combinations(schema, protected_features);
-  Evaluator<double> ev(model);
-  std::vector<int> own;
-  ev.labels(schema.to_model_columns(raw), own);
-  std::vector<std::vector<int>> labels(combos.size());
-  for (std::size_t c = 0; c < combos.size(); ++c)
-    ev.labels(schema.to_model_columns(with_protected(raw, protected_features, combos[c])), labels[c]);
-  stats.tests += raw.cols() * static_cast<long long>(combos.size() + 1);
-  for (Eigen::Index i = 0; i < raw.cols() && static_cast<int>(out.size()) < max; ++i) {
-    const auto row = static_cast<std::size_t>(i);
-    for (std::size_t c = 0; c < combos.size(); ++c) {
-      if (labels[c][row] == own[row]) continue;
-      const Eigen::VectorXd x = raw.col(i);
-      Eigen::VectorXd x_prime = with_protected(raw.col(i), protected_features, combos[c]).col(0);
-      // A row that breaks a constraint, or a twin who cannot exist, is no witness (nor a failed replay).
-      const Constraints& cs = schema.constraints();
-      cs.derive(x_prime);
-      if (!cs.empty() && (!cs.satisfied(x) || !cs.satisfied(x_prime))) continue;
-      if (auto w = replay_witness(model, schema, protected_features, schema.to_model(x), schema.to_model(x_prime))) {
-        out.push_back(std::move(*w));
-        break;
-      }
-      ++stats.rejected;
-    }
-  }
-  return out;
 }
 
 }  // namespace witness

@@ -48,11 +48,4 @@ struct FalsifyOptions {
 std::vector<WitnessPair> falsify(const Model& model, const Schema& schema, const FalsifyOptions& options, Env& env,
                                  SearchStats& stats);
 
-// Witnesses among data rows: rows whose label changes when their protected values change to
-// another combination (each pair replayed), in row order, at most `max` rows. Real people are the
-// evidence an auditor can put in a report. Adds its evaluations to stats.tests.
-std::vector<WitnessPair> witnesses_in_rows(const Model& model, const Schema& schema,
-                                           const std::vector<int>& protected_features, const Eigen::MatrixXd& raw,
-                                           int max, SearchStats& stats);
-
 }  // namespace witness

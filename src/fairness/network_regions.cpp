@@ -211,7 +211,7 @@ bool NetworkRegions::try_candidate(const Eigen::VectorXd& raw, int i, int j, Reg
   const Eigen::VectorXd xi = schema_.to_model(ri), xj = schema_.to_model(rj);
   const double t = net_.threshold;
   if (!(net_.logit(xi) > t && net_.logit(xj) <= t)) return false;
-  if (auto w = replay_witness(model_, schema_, o_.protected_features, xi, xj)) {
+  if (auto w = replay_witness_raw(model_, schema_, o_.protected_features, ri, rj)) {
     ev.witnesses.push_back(*w);
     return true;
   }

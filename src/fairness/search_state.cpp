@@ -219,8 +219,8 @@ SearchState parse_search_state_fields(const std::string& text, const std::string
     const std::string where = fmt::format("witnesses[{}]", k);
     const Eigen::VectorXd a = in.row(in.field(witnesses[k], "raw", where), where + ".raw");
     const Eigen::VectorXd b = in.row(in.field(witnesses[k], "raw_prime", where), where + ".raw_prime");
-    std::optional<WitnessPair> w = replay_witness(question.model, question.schema, question.protected_features,
-                                                  question.schema.to_model(a), question.schema.to_model(b));
+    std::optional<WitnessPair> w =
+        replay_witness_raw(question.model, question.schema, question.protected_features, a, b);
     if (!w) in.fail(where, "does not replay as a witness on this model");
     tally.witnesses.push_back(std::move(*w));
   }

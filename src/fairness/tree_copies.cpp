@@ -107,7 +107,7 @@ void TreeCopies::try_pair(const Eigen::VectorXd& raw, std::size_t i, std::size_t
     schema_.constraints().derive(a);
     schema_.constraints().derive(b);
   }
-  if (auto w = replay_witness(model_, schema_, o_.protected_features, schema_.to_model(a), schema_.to_model(b))) {
+  if (auto w = replay_witness_raw(model_, schema_, o_.protected_features, a, b)) {
     out.witnesses.push_back(std::move(*w));
   } else {
     ++out.rejected;

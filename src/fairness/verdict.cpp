@@ -68,14 +68,25 @@ std::optional<WitnessPair> replay_witness(const Model& model, const Schema& sche
   return WitnessReplayer(model, schema, protected_features).replay(x, x_prime);
 }
 
+std::optional<WitnessPair> replay_witness_raw(const Model& model, const Schema& schema,
+                                              const std::vector<int>& protected_features, const Eigen::VectorXd& raw,
+                                              const Eigen::VectorXd& raw_prime) {
+  return WitnessReplayer(model, schema, protected_features).replay_raw(raw, raw_prime);
+}
+
 std::optional<WitnessPair> WitnessReplayer::replay(const Eigen::VectorXd& x, const Eigen::VectorXd& x_prime) {
+  if (x.size() != schema_.model_width() || x_prime.size() != schema_.model_width()) return std::nullopt;
+  return replay_raw(schema_.from_model(x), schema_.from_model(x_prime));
+}
+
+std::optional<WitnessPair> WitnessReplayer::replay_raw(Eigen::VectorXd raw, Eigen::VectorXd raw_prime) {
   const Model& model = model_;
   const Schema& schema = schema_;
   const std::vector<int>& protected_features = protected_features_;
-  if (x.size() != schema.model_width() || x_prime.size() != schema.model_width()) return std::nullopt;
+  if (raw.size() != schema.size() || raw_prime.size() != schema.size()) return std::nullopt;
   WitnessPair w;
-  w.raw = schema.from_model(x);
-  w.raw_prime = schema.from_model(x_prime);
+  w.raw = std::move(raw);
+  w.raw_prime = std::move(raw_prime);
   if (!schema.contains(w.raw) || !schema.contains(w.raw_prime)) return std::nullopt;
   // Derived features follow their sources (an engine that does not know them may leave them
   // anywhere); a feature derived from a protected one is its proxy and changes with it.

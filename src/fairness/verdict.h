@@ -68,6 +68,13 @@ std::optional<WitnessPair> replay_witness(const Model& model, const Schema& sche
                                           const std::vector<int>& protected_features, const Eigen::VectorXd& x,
                                           const Eigen::VectorXd& x_prime);
 
+// The same from raw rows, as the user writes values (schema order): no round trip through model
+// inputs, which can move a real value by an ulp and break a rule such as `hirat <= pirat` that the
+// row meets with equality. Callers that hold raw values use this one.
+std::optional<WitnessPair> replay_witness_raw(const Model& model, const Schema& schema,
+                                              const std::vector<int>& protected_features, const Eigen::VectorXd& raw,
+                                              const Eigen::VectorXd& raw_prime);
+
 // replay_witness for a caller that replays many pairs on one model: the evaluators (which cast a
 // wide network's weights to double and float32) are made once, not per pair. Not thread-safe.
 class WitnessReplayer {
@@ -77,6 +84,7 @@ class WitnessReplayer {
   WitnessReplayer(const WitnessReplayer&) = delete;
   WitnessReplayer& operator=(const WitnessReplayer&) = delete;
   [[nodiscard]] std::optional<WitnessPair> replay(const Eigen::VectorXd& x, const Eigen::VectorXd& x_prime);
+  [[nodiscard]] std::optional<WitnessPair> replay_raw(Eigen::VectorXd raw, Eigen::VectorXd raw_prime);
 
  private:
   struct Evaluators;

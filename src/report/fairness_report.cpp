@@ -8,10 +8,13 @@
 
 #include "core/error.h"
 #include "domain/dataset.h"
+#include "report/group_report.h"
 #include "report/rows.h"
 
 namespace witness {
 namespace {
+
+constexpr std::size_t kMaxFlipsInJson = 100000;  // flipped rows listed in `data.flips` (all in --flips-out)
 
 // With data rows: the closest row (0-based, as in the data) and the features where x differs from it.
 nlohmann::json nearest_row_json(const Schema& schema, const WitnessPair& w) {
@@ -272,6 +275,10 @@ std::string fairness_text(const FairnessRun& run) {
                        r.data.unfair, r.data.rows, r.data.source,
                        percent(static_cast<double>(r.data.unfair) / static_cast<double>(r.data.rows)),
                        fmt::join(names, " or "));
+  if (run.audit != nullptr) {
+    out << "  " << run.audit->outcome.sentence() << "\n";
+    out << harm_text(*run.audit, schema, run.flips_shown);
+  }
   const std::string phase = r.phase.empty() ? "" : " (" + r.phase + ")";
   if (r.share.measured) {
     write_shares(out, schema, names, run.problem.protected_features(), r);
@@ -355,6 +362,10 @@ nlohmann::json fairness_json(const FairnessRun& run) {
                    {"rows", r.data.rows},
                    {"unfair", r.data.unfair},
                    {"share", static_cast<double>(r.data.unfair) / static_cast<double>(r.data.rows)}};
+  if (r.data.measured && run.audit != nullptr) {
+    const nlohmann::json harm = harm_json(*run.audit, kMaxFlipsInJson);
+    for (const auto& [key, value] : harm.items()) doc["data"][key] = value;
+  }
   doc["counters"] = run.counters;
   if (!r.phase.empty()) doc["phase"] = r.phase;
   return doc;

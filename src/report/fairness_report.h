@@ -17,6 +17,7 @@
 #include <string>
 
 #include "fairness/engine.h"
+#include "fairness/row_audit.h"
 
 namespace witness {
 
@@ -25,6 +26,8 @@ struct FairnessRun {
   const FairnessResult& result;
   bool quantify = false;                   // regions and per-feature shares go into the JSON
   std::map<std::string, double> counters;  // the run's statistics (env.stats)
+  const RowAudit* audit = nullptr;         // with data rows: who flips, in which direction
+  std::size_t flips_shown = 20;            // flipped rows listed in the text (the JSON: up to 100,000)
 };
 
 [[nodiscard]] std::string fairness_text(const FairnessRun& run);

@@ -1,6 +1,7 @@
 #include "run/jobs.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -12,6 +13,7 @@
 #include "fairness/bias.h"
 #include "fairness/falsify.h"
 #include "fairness/group_metrics.h"
+#include "fairness/row_audit.h"
 #include "model/loaders.h"
 #include "program/program.h"
 #include "report/bias_report.h"
@@ -35,25 +37,80 @@ SettingOption<J> nested(const SettingOption<S>& o, S J::*member) {
 }
 
 template <typename J>
-SettingOption<J> positive_option() {
-  return {{"positive",
+SettingOption<J> favorable_option() {
+  return {{"favorable",
            OptionSpec::Type::String,
            "",
            0,
            0,
-           "with data rows: the positive class of the group metrics (default: the second class)",
+           "with data rows: the class people want (approved, >50K); rates, impact ratios and harm are stated in its "
+           "terms (default: the model's second class, said to be assumed)",
            {}},
-          [](J& j, const std::string& v) { j.positive = v; },
-          [](const J& j) { return j.positive; }};
+          [](J& j, const std::string& v) { j.favorable = v; },
+          [](const J& j) { return j.favorable; }};
 }
 
-// With data rows: the group metrics, added to the answer's text and JSON.
-void add_group_metrics(RunOutput& out, const JobSubject& subject, const std::string& positive) {
-  if (!subject.data || !subject.model) return;
-  const GroupMetrics g =
-      group_metrics(*subject.model, subject.schema, subject.protected_features, *subject.data, positive);
+// With data rows: the group metrics over the subject's group columns, added to the answer's text
+// and JSON.
+void add_group_metrics(RunOutput& out, const JobSubject& subject, const Outcome& outcome) {
+  if (!subject.data || !subject.model || subject.group_names.empty()) return;
+  const GroupMetrics g = group_metrics(*subject.model, subject.schema, *subject.data,
+                                       group_columns(subject.schema, subject.group_names), outcome);
   out.text += group_metrics_text(g);
   out.result["groups"] = group_metrics_json(g);
+}
+
+// What every answer about rows says once: the favourable class, and whether it was assumed.
+nlohmann::json outcome_json(const Outcome& o) { return {{"class", o.name()}, {"assumed", o.assumed}}; }
+
+// The data's columns that were read as nothing, named so that a label is never lost silently.
+void add_unread_columns(RunOutput& out, const JobSubject& subject) {
+  if (!subject.data || subject.data->unread.empty()) return;
+  out.text += fmt::format("  columns of {} not read: {}{}\n", subject.data_name, fmt::join(subject.data->unread, ", "),
+                          subject.data->has_labels() ? "" : " (name the true label with --label)");
+  out.result["unread_columns"] = subject.data->unread;
+}
+
+// The protected attributes the model does not read: a note beside the answer, or the answer.
+void add_unread_protected(RunOutput& out, const JobSubject& subject) {
+  if (subject.unread_protected.empty()) return;
+  out.text += fmt::format(
+      "  {} does not read {}: no change of {} changes a decision; the groups below still split "
+      "the data by {}\n",
+      subject.model->name, fmt::join(subject.unread_protected, ", "),
+      subject.unread_protected.size() == 1 ? "it" : "them", subject.unread_protected.size() == 1 ? "it" : "them");
+  out.result["unread_protected"] = subject.unread_protected;
+}
+
+// A model that reads none of the protected attributes: no flip is possible, so the individual
+// question is verified; the groups (an unaware model's disparate impact) are the answer's substance.
+RunOutput unaware_answer(const JobSubject& subject, const Outcome& outcome, const std::string& command) {
+  const std::string names = fmt::format("{}", fmt::join(subject.unread_protected, ", "));
+  RunOutput out;
+  out.text = fmt::format(
+      "verified: {} does not read {} (not one of its inputs), so no change of {} changes a "
+      "decision\n",
+      subject.model->name, names, subject.unread_protected.size() == 1 ? "it" : "them");
+  out.result = {{"verdict", "verified"},
+                {"engine", "none"},
+                {"model", subject.model->source},
+                {"schema", subject.schema.source()},
+                {"protected", nlohmann::json::array()},
+                {"unread_protected", subject.unread_protected},
+                {"exhaustive", true},
+                {"vacuous", false},
+                {"reason", fmt::format("the model does not read {}", names)},
+                {"witness", nullptr},
+                {"witnesses_found", 0}};
+  if (subject.data) {
+    out.text += "  " + outcome.sentence() + "\n";
+    out.result["favorable"] = outcome_json(outcome);
+  }
+  add_unread_columns(out, subject);
+  add_group_metrics(out, subject, outcome);
+  out.report =
+      report_envelope("fair", command, out.text, out.result, schema_json(subject.schema), nlohmann::json::array());
+  return out;
 }
 
 std::string engine_help() {
@@ -69,39 +126,47 @@ std::vector<std::string> engine_names() {
   return out;
 }
 
-// With data rows (and no quantification): the rows that a protected change flips are witnesses
-// first, real people rather than points the search made up; the engine runs when they are fewer
-// than asked, and its witnesses follow theirs. A search saved or continued (--checkpoint,
-// --resume) is the engine's alone.
-FairnessResult fair_with_rows(const JobSubject& subject, const FairnessProblem& problem, const std::string& engine,
-                              const EngineSettings& settings, Env& env) {
-  if (!subject.data || settings.quantify || !settings.checkpoint.empty() || !settings.resume.empty() || settings.start)
-    return run_fairness_engine(engine, problem, settings, env);
+// Real people first: the data rows that flip are the first witnesses, in row order, in every mode.
+// Without quantification (or a saved search), rows enough for --max-witnesses answer alone; else
+// the engine runs and its witnesses follow the rows'. A flipping row that replays makes the verdict
+// `witness` whatever the engine found, so the same input gives the same verdict and first witness.
+FairnessResult fair_with_rows(const JobSubject& subject, const FairnessProblem& problem, const FairJob& job,
+                              const EngineSettings& settings, const RowAudit* audit, Env& env) {
+  auto engine_run = [&] {
+    return job.near_data >= 0 ? fair_near_data(subject, problem, settings, job.near_data, env)
+                              : run_fairness_engine(job.engine, problem, settings, env);
+  };
+  if (audit == nullptr) return engine_run();
   const int asked = std::max(1, settings.max_witnesses);
   SearchStats rows_stats;
-  std::vector<WitnessPair> found = witnesses_in_rows(*subject.model, subject.schema, subject.protected_features,
-                                                     subject.data->raw, asked, rows_stats);
+  std::vector<WitnessPair> found =
+      row_witnesses(*audit, *subject.model, subject.schema, subject.data->raw, asked, rows_stats);
+  const bool rows_answer = job.near_data < 0 && !settings.quantify && settings.checkpoint.empty() &&
+                           settings.resume.empty() && settings.start == nullptr;
   FairnessResult r;
-  if (static_cast<int>(found.size()) >= asked) {
+  if (rows_answer && static_cast<int>(found.size()) >= asked) {
     r.verdict = Verdict::Witness;
-    r.engine = fairness_engine(engine).name;
+    r.engine = fairness_engine(job.engine).name;
     r.witnesses = std::move(found);
     r.witnesses_asked = asked;
     r.stats = rows_stats;
     r.stats.seconds = env.elapsed_seconds();
   } else {
-    r = run_fairness_engine(engine, problem, settings, env);
+    r = engine_run();
+    if (found.empty()) return r;
+    const std::size_t keep = std::max(static_cast<std::size_t>(asked), r.witnesses.size());
     for (WitnessPair& w : r.witnesses) {
-      if (static_cast<int>(found.size()) == asked) break;
+      if (found.size() >= keep) break;
       if (std::none_of(found.begin(), found.end(), [&](const WitnessPair& o) { return o.raw == w.raw; }))
         found.push_back(std::move(w));
     }
-    if (found.empty()) return r;
     r.witnesses = std::move(found);
+    // A quantification keeps why its shares stop short; any other reason was the want of a witness.
+    if (r.verdict != Verdict::Witness && !settings.quantify) r.reason.clear();
     r.verdict = Verdict::Witness;
-    r.reason.clear();
     if (static_cast<int>(r.witnesses.size()) >= asked) r.witnesses_note.clear();
     r.stats.tests += rows_stats.tests;
+    r.stats.rejected += rows_stats.rejected;
   }
   r.phase = r.phase.empty() ? "data rows" : "data rows, then " + r.phase;
   record_search_stats(r.stats, env.stats);
@@ -117,7 +182,16 @@ const std::vector<SettingOption<FairJob>>& fair_options() {
                    [](FairJob& j, const std::string& v) { j.engine = fairness_engine(v).name; },
                    [](const FairJob& j) { return j.engine; }});
     for (const EngineOption& o : engine_options()) out.push_back(nested(o, &FairJob::settings));
-    out.push_back(positive_option<FairJob>());
+    out.push_back(favorable_option<FairJob>());
+    out.push_back({{"flips-shown",
+                    OptionSpec::Type::Int,
+                    "20",
+                    0,
+                    1e6,
+                    "with data rows: flipped rows listed in the text and the report (all of them: --flips-out)",
+                    {}},
+                   [](FairJob& j, const std::string& v) { j.flips_shown = static_cast<int>(std::stod(v)); },
+                   [](const FairJob& j) { return std::to_string(j.flips_shown); }});
     out.push_back({{"near-data",
                     OptionSpec::Type::Int,
                     "-1",
@@ -144,7 +218,7 @@ const std::vector<SettingOption<BiasJob>>& bias_options() {
         {}},
        [](BiasJob& j, const std::string& v) { j.samples = static_cast<long long>(std::stod(v)); },
        [](const BiasJob& j) { return std::to_string(j.samples); }},
-      positive_option<BiasJob>(),
+      favorable_option<BiasJob>(),
   };
   return options;
 }
@@ -213,25 +287,41 @@ void apply_process_limits(const Env& env) { limit_solver_memory(env.options.get_
 
 RunOutput run_fair(const JobSubject& subject, const FairJob& job, Env& env, const std::string& command) {
   if (!subject.model) throw InputError("fair: no model");
+  const Outcome outcome = resolve_outcome(*subject.model, subject.schema, job.favorable);
+  if (subject.protected_features.empty() && !subject.unread_protected.empty())
+    return unaware_answer(subject, outcome, command);
   const FairnessProblem problem(*subject.model, subject.schema, subject.protected_names);
   EngineSettings settings = job.settings;
   if (subject.seeds) settings.seeds = &subject.seeds->raw;
   env.log(1, "fair: {} ({} inputs), engine {}, protected {}", subject.model->name, subject.model->input_width(),
           job.engine, fmt::format("{}", fmt::join(subject.protected_names, ",")));
-  FairnessResult r = job.near_data >= 0 ? fair_near_data(subject, problem, settings, job.near_data, env)
-                                        : fair_with_rows(subject, problem, job.engine, settings, env);
-  if (subject.data) {
-    r.data =
-        measure_rows(*subject.model, subject.schema, subject.protected_features, subject.data->raw, subject.data_name);
+  // Every data row decided with every other protected value, once: the flips by group and
+  // direction, the row witnesses and the data share all come from it.
+  std::optional<RowAudit> audit;
+  if (subject.data)
+    audit = audit_rows(*subject.model, subject.schema, subject.protected_features, subject.data->raw, outcome,
+                       subject.data_name);
+  FairnessResult r = fair_with_rows(subject, problem, job, settings, audit ? &*audit : nullptr, env);
+  if (audit) {
+    r.data = data_share(*audit);
     find_nearest_rows(subject.data->raw, r.witnesses);  // how far each witness is from a real person
   }
-  const FairnessRun run{.problem = problem, .result = r, .quantify = settings.quantify, .counters = env.stats.all()};
+  const FairnessRun run{.problem = problem,
+                        .result = r,
+                        .quantify = settings.quantify,
+                        .counters = env.stats.all(),
+                        .audit = audit ? &*audit : nullptr,
+                        .flips_shown = static_cast<std::size_t>(std::max(0, job.flips_shown))};
   RunOutput out{.result = fairness_json(run),
                 .text = fairness_text(run),
                 .report = nullptr,
                 .pairs_csv = witness_csv(run),
-                .regions_csv = settings.quantify ? regions_csv(run) : ""};
-  add_group_metrics(out, subject, job.positive);
+                .regions_csv = settings.quantify ? regions_csv(run) : "",
+                .flips_csv = audit ? flips_csv(*audit, subject.schema, subject.data->raw) : ""};
+  if (audit) out.result["favorable"] = outcome_json(outcome);
+  add_unread_protected(out, subject);
+  add_unread_columns(out, subject);
+  add_group_metrics(out, subject, outcome);
   // A search continued from a file believes the verdicts of the regions the file says were
   // closed (its accounts and open regions were checked; certificates will check the rest).
   if (!settings.resume.empty()) {
@@ -256,6 +346,11 @@ RunOutput run_testing(const JobSubject& subject, LabelOracle& oracle, TestOption
                       const std::string& command, std::size_t max_csv_pairs, const std::string& pairs_file) {
   const Schema& schema = subject.schema;
   const Model* model = oracle.model();
+  if (subject.protected_features.empty() && !subject.unread_protected.empty())
+    throw InputError(
+        fmt::format("test: the model does not read {}, so no test can find a pair that differs in it; "
+                    "`witness fair --data` gives the groups' rates",
+                    fmt::join(subject.unread_protected, ", ")));
   options.protected_features = subject.protected_features;
   if (subject.seeds) options.seeds = &subject.seeds->raw;
   auto label_of = [&](int label) { return model ? label_name(*model, schema, label) : label_name(schema, label); };
@@ -284,7 +379,8 @@ RunOutput run_testing(const JobSubject& subject, LabelOracle& oracle, TestOption
                 .text = testing_text(run),
                 .report = nullptr,
                 .pairs_csv = max_csv_pairs > 0 ? csv.text() : "",
-                .regions_csv = ""};
+                .regions_csv = "",
+                .flips_csv = ""};
   out.report = report_envelope("test", command, out.text, out.result, schema_json(schema), testing_pairs_json(run));
   return out;
 }
@@ -292,6 +388,14 @@ RunOutput run_testing(const JobSubject& subject, LabelOracle& oracle, TestOption
 RunOutput run_bias(const JobSubject& subject, const BiasJob& job, Env& env, const std::string& command) {
   if (!subject.model) throw InputError("bias: no model");
   check_settings(bias_options(), job);
+  if (subject.protected_features.empty() && !subject.unread_protected.empty()) {
+    // No sample can differ in what the model does not read: Bias% is 0 by construction.
+    RunOutput out = unaware_answer(subject, resolve_outcome(*subject.model, subject.schema, job.favorable), command);
+    out.result["kind"] = "bias";
+    out.result["bias_percent"] = 0.0;
+    out.report["kind"] = "bias";
+    return out;
+  }
   BiasOptions o;
   o.samples = job.samples;
   o.seed = env.seed();
@@ -310,9 +414,20 @@ RunOutput run_bias(const JobSubject& subject, const BiasJob& job, Env& env, cons
                     .seed = o.seed,
                     .data = subject.data ? subject.data_name : "",
                     .seconds = seconds};
-  RunOutput out{
-      .result = bias_json(run), .text = bias_text(run), .report = nullptr, .pairs_csv = "", .regions_csv = ""};
-  add_group_metrics(out, subject, job.positive);
+  RunOutput out{.result = bias_json(run),
+                .text = bias_text(run),
+                .report = nullptr,
+                .pairs_csv = "",
+                .regions_csv = "",
+                .flips_csv = ""};
+  if (subject.data) {
+    const Outcome outcome = resolve_outcome(*subject.model, subject.schema, job.favorable);
+    out.text += "  " + outcome.sentence() + "\n";
+    out.result["favorable"] = outcome_json(outcome);
+    add_unread_protected(out, subject);
+    add_unread_columns(out, subject);
+    add_group_metrics(out, subject, outcome);
+  }
   out.report =
       report_envelope("bias", command, out.text, out.result, schema_json(subject.schema), bias_pairs_json(run));
   return out;
@@ -352,7 +467,7 @@ RunOutput run_queries(const std::vector<Query>& queries, const QueryOptions& opt
                       const std::function<void(const Query&, const QueryAnswer&)>& on_answer) {
   std::map<std::string, std::unique_ptr<Model>> models;
   std::map<std::pair<std::string, std::string>, std::unique_ptr<Program>> programs;
-  RunOutput out{.result = nullptr, .text = "", .report = nullptr, .pairs_csv = "", .regions_csv = ""};
+  RunOutput out{.result = nullptr, .text = "", .report = nullptr, .pairs_csv = "", .regions_csv = "", .flips_csv = ""};
   nlohmann::json all = nlohmann::json::array();
   for (const Query& q : queries) {
     // Cancelled: the queries not yet asked are left out (each would compile or encode first).

@@ -38,18 +38,20 @@ struct RunOutput {
   nlohmann::json report;    // the HTML report's envelope (null for queries)
   std::string pairs_csv;    // witness or discriminatory pairs (the CLI's --out columns; empty if none)
   std::string regions_csv;  // fair --quantify: the falsified and undecided regions (--regions-out)
+  std::string flips_csv;    // fair with data rows: every row that flips, both decisions (--flips-out)
 };
 
 // --- options -----------------------------------------------------------------------------------
 struct FairJob {
   std::string engine = "auto";
   EngineSettings settings;  // progress and cancel are set by the caller
-  std::string positive;     // data rows: the positive class of the group metrics ("": the second class)
+  std::string favorable;    // data rows: the outcome people want ("": the second class, said to be assumed)
   int near_data = -1;       // data rows: search and count in boxes of +-K around them (run/near_data.h)
+  int flips_shown = 20;     // data rows: flipped rows listed in the text and the report
 };
 struct BiasJob {
   long long samples = BiasOptions{}.samples;
-  std::string positive;
+  std::string favorable;
 };
 struct QueryJob {
   QueryOptions options;   // time limit, memory limit, float cases; cancel is set by the caller
@@ -60,8 +62,8 @@ struct QueryJob {
   std::string function;   // ... and its decision function
 };
 
-const std::vector<SettingOption<FairJob>>& fair_options();    // engine, then engine_options()
-const std::vector<SettingOption<BiasJob>>& bias_options();    // samples
+const std::vector<SettingOption<FairJob>>& fair_options();    // engine, engine_options(), favorable, ...
+const std::vector<SettingOption<BiasJob>>& bias_options();    // samples, favorable
 const std::vector<SettingOption<QueryJob>>& query_options();  // time-limit, memory-limit, semantics, only
 // test: test_options() (fairness/blackbox.h)
 
@@ -95,8 +97,10 @@ void add_trust_note(RunOutput& out, const std::string& note);
 
 // --- jobs --------------------------------------------------------------------------------------
 // `command` is the CLI line that does the same, shown in the report. With data rows, fair also
-// checks every row against every protected value (exact) and reports the share of rows whose label
-// changes, and the group metrics when the rows have labels.
+// decides every row with every other protected value (exact): the rows that flip are the first
+// witnesses (verdict `witness` in every mode when one replays), counted per group and direction of
+// the favourable outcome and listed; and the group metrics over subject.group_names. A model that
+// reads none of the protected attributes (columns of the data only) is `verified` with the groups.
 RunOutput run_fair(const JobSubject& subject, const FairJob& job, Env& env, const std::string& command);
 
 // Black-box testing through `oracle` (replayed on oracle.model() when it has one). At most

@@ -1,7 +1,9 @@
 #include "run/subject.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "core/error.h"
@@ -13,14 +15,22 @@ namespace {
 
 std::string rows_name(const RowsSource& rows) { return !rows.path.empty() ? rows.path : rows.name; }
 
-Dataset read_rows(const RowsSource& rows, const Schema& schema) {
+std::vector<std::string> feature_names(const Schema& schema) {
+  std::vector<std::string> out;
+  for (const Feature& f : schema.features()) out.push_back(f.name);
+  return out;
+}
+
+Dataset read_rows(const RowsSource& rows, const Schema& schema, const CsvReading& reading = {}) {
   const std::string name = rows_name(rows);
   Dataset d;
   if (!rows.path.empty()) {
-    d = load_csv(rows.path, schema);
+    d = load_csv(rows.path, schema, reading);
   } else if (!rows.csv_text.empty()) {
-    d = parse_csv(rows.csv_text, schema, name);
+    d = parse_csv(rows.csv_text, schema, name, reading);
   } else {
+    if (reading.label && !reading.label->empty())
+      throw InputError(name, "", fmt::format("--label {}: rows given as values have no label column", *reading.label));
     check_raw_rows(*rows.raw, schema, name);
     d.source = name;
     d.raw = *rows.raw;
@@ -42,13 +52,13 @@ void check_raw_rows(const Eigen::MatrixXd& raw, const Schema& schema, const std:
   }
 }
 
-Schema model_schema(const Model& model, const RowsSource& rows) {
+Schema model_schema(const Model& model, const RowsSource& rows, const std::string& label) {
   const std::string name = rows_name(rows);
   std::string toml;
   if (!rows.path.empty()) {
-    toml = infer_schema_toml(rows.path, std::nullopt, &model);
+    toml = infer_schema_toml(rows.path, label, &model);
   } else if (!rows.csv_text.empty()) {
-    toml = infer_schema_toml_text(rows.csv_text, name, std::nullopt, &model);
+    toml = infer_schema_toml_text(rows.csv_text, name, label, &model);
   } else {
     throw InputError(name, "", "the model's schema is read off data with the raw columns (a CSV or a DataFrame)");
   }
@@ -68,13 +78,22 @@ JobSubject load_subject(const SubjectSource& src) {
     s.model = std::move(renamed);
   }
   const bool own_schema = s.model && !s.model->columns.empty();
+  auto label_is_input = [&src] {
+    return InputError(
+        fmt::format("--label {}: that column is a model input; the true label is a column the model "
+                    "does not read",
+                    *src.label));
+  };
+  if (own_schema && src.label)
+    for (const RawColumn& c : s.model->columns)
+      if (c.name == *src.label) throw label_is_input();
   if (src.schema) {
     s.schema = *src.schema;
   } else if (!src.schema_path.empty()) {
     s.schema = load_schema(src.schema_path);
   } else if (const RowsSource& rows = src.data.given() ? src.data : src.seeds;
              own_schema && (!rows.path.empty() || !rows.csv_text.empty())) {
-    s.schema = model_schema(*s.model, rows);
+    s.schema = model_schema(*s.model, rows, src.label.value_or(""));
   } else if (own_schema) {
     throw InputError(s.model->source, "",
                      "the model carries its preprocessing: give the data (--data DATA.csv, data=DataFrame) to read "
@@ -85,18 +104,42 @@ JobSubject load_subject(const SubjectSource& src) {
                      "`witness schema infer DATA.csv` writes a starting schema");
   }
   if (!src.box.empty()) s.schema = s.schema.with_box(src.box);
+  if (src.label && s.schema.find_feature(*src.label)) throw label_is_input();
   if (s.model) check_schema_fits_model(s.schema, *s.model);
 
-  s.protected_names = src.protected_names.empty() ? s.schema.protected_names() : src.protected_names;
-  if (src.needs_protected && s.protected_names.empty())
+  const std::vector<std::string> asked = src.protected_names.empty() ? s.schema.protected_names() : src.protected_names;
+  if (src.needs_protected && asked.empty())
     throw InputError(s.schema.source(), "",
                      "no protected attribute: name them (--protected A,B; protected=[...]) or set `protected` in the "
                      "schema");
-  s.protected_features = s.schema.protected_indices(s.protected_names);
+  // A name the schema lacks is a column of the data that the model does not read.
+  std::vector<std::string> keep;
+  for (const std::string& n : asked) (s.schema.find_feature(n) ? s.protected_names : s.unread_protected).push_back(n);
+  s.group_names = src.group_names.empty() ? asked : src.group_names;
+  for (const std::string& n : s.group_names)
+    if (!s.schema.find_feature(n)) keep.push_back(n);
+  for (const std::string& n : s.unread_protected)
+    if (std::find(keep.begin(), keep.end(), n) == keep.end()) keep.push_back(n);
+  if (src.label && !src.label->empty() && !src.data.given())
+    throw InputError(fmt::format("--label {}: there are no data rows to read labels from (--data)", *src.label));
   if (src.data.given()) {
-    s.data = read_rows(src.data, s.schema);
+    CsvReading reading{.label = src.label, .label_classes = {}, .keep = keep};
+    if (src.label && !src.label->empty() && s.model) reading.label_classes = s.model->rule.class_labels;
+    s.data = read_rows(src.data, s.schema, reading);
     s.data_name = rows_name(src.data);
   }
+  for (const std::string& n : keep) {
+    if (s.data && s.data->kept.contains(n)) continue;
+    const bool is_group = std::find(s.group_names.begin(), s.group_names.end(), n) != s.group_names.end() &&
+                          std::find(asked.begin(), asked.end(), n) == asked.end();
+    throw InputError(
+        s.schema.source(), "",
+        fmt::format("unknown {} '{}': not a feature of schema '{}' (features: {}){}",
+                    is_group ? "group column" : "feature", n, s.schema.name(), fmt::join(feature_names(s.schema), ", "),
+                    s.data ? fmt::format(" nor a column of {}", s.data_name)
+                           : "; a column the model does not read can be audited with the data (--data)"));
+  }
+  s.protected_features = s.schema.protected_indices(s.protected_names);
   if (src.seeds.given()) s.seeds = read_rows(src.seeds, s.schema);
   return s;
 }

@@ -42,6 +42,12 @@ struct SubjectSource {
   std::string box;                     // a named box of the schema
   std::vector<std::string> protected_names;  // empty: the schema's
   bool needs_protected = true;
+  // The data's true-label column (--label): unset, the schema's label when the data has that
+  // column; "" none. Never guessed from the data's layout.
+  std::optional<std::string> label;
+  // Columns for group metrics and intersections (--groups), read by the model or not; empty: the
+  // protected attributes.
+  std::vector<std::string> group_names;
   RowsSource data;   // rows to measure (fair), draw from (bias) or audit by group
   RowsSource seeds;  // rows the search starts from (fair's dual/concolic engines, test)
 };
@@ -49,8 +55,12 @@ struct SubjectSource {
 struct JobSubject {
   std::shared_ptr<const Model> model;  // null when labels come from a program (witness test --cmd)
   Schema schema;
-  std::vector<std::string> protected_names;
+  std::vector<std::string> protected_names;  // those the model reads: the flip question's
   std::vector<int> protected_features;
+  // Protected attributes the model does not read (columns of the data only: an "unaware" model);
+  // no change of theirs can change a decision, and they still split the data into groups.
+  std::vector<std::string> unread_protected;
+  std::vector<std::string> group_names;  // --groups, else every protected attribute (read or not)
   std::optional<Dataset> data;
   std::optional<Dataset> seeds;
   std::string data_name;  // where the data rows came from, as answers name it
@@ -67,7 +77,8 @@ struct JobSubject {
 void check_raw_rows(const Eigen::MatrixXd& raw, const Schema& schema, const std::string& name);
 
 // The schema a model that carries its preprocessing comes with, over the rows of a CSV (file or
-// text): the model's columns and encodings, the data's ranges (domain/infer.h).
-[[nodiscard]] Schema model_schema(const Model& model, const RowsSource& rows);
+// text): the model's columns and encodings, the data's ranges (domain/infer.h); `label` names the
+// true-label column ("" none).
+[[nodiscard]] Schema model_schema(const Model& model, const RowsSource& rows, const std::string& label = "");
 
 }  // namespace witness

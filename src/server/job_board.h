@@ -5,7 +5,7 @@
 //   auto job = board.submit("bias", [](witness::Job& j) {
 //     j.report_progress({{"samples", 10}}, {0.1, 10.0});     // progress, and a point of its history
 //     return witness::JobOutput{.result = {{"bias_percent", 1.0}}, .text = "...", .report = {},
-//                               .pairs_csv = "", .regions_csv = ""};
+//                               .pairs_csv = "", .regions_csv = "", .flips_csv = ""};
 //   });
 //   nlohmann::json status = job->status(true);   // {"id": "j1", "state": "running", ...}
 //   board.cancel(job->id());                      // raises the job's cancel flag

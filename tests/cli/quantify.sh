@@ -158,7 +158,7 @@ grep -q "^witness: fair: GC1" "$T/err" && grep -q "^witness: .* s: decided" "$T/
   grep -q "^witness: complete.regions = " "$T/err"
 check "--verbose 1: the run, progress lines and counters on stderr: $(head -c 300 "$T/err")" $?
 
-expect_input_error "--data: not a CSV of the schema" "unknown column" "$W" fair "$NET" --schema "$SCHEMA" --quantify \
+expect_input_error "--data: not a CSV of the schema" "missing columns" "$W" fair "$NET" --schema "$SCHEMA" --quantify \
   --data "$SRC/tests/cli/quantify.sh"
 printf 'age,sex,education,employment\n18,female,2,nonsense\n' >"$T/bad.csv"
 expect_input_error "--data: an unknown category" "nonsense" "$W" fair "$NET" --schema "$SCHEMA" --quantify \

@@ -91,9 +91,6 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadCsv{"empty", "", {"empty file: expected a header row"}}, BadCsv{"blank", "\n\r\n\n", {"empty file"}},
         BadCsv{"no_header", "30,0,0.5,1\n31,1,0.5,0\n", {"line 1", "looks like data: a header row"}},
-        BadCsv{"unknown_column",
-               "age,job,score,y,zip\n30,0,0.5,1,1234\n",
-               {"line 1 (header)", "unknown column 'zip'", "nor its label column 'y'"}},
         BadCsv{"missing_column", "age,y\n30,1\n", {"line 1 (header)", "missing columns 'job', 'score'"}},
         BadCsv{"duplicate_column", "age,job,score,age\n", {"column 'age' appears twice"}},
         BadCsv{"non_numeric",
@@ -116,7 +113,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCsv{"ragged_long", "age,job,score\n30,nurse,0.5,9\n", {"row 1 (line 2)", "4 fields, expected 3"}},
         BadCsv{"bad_label",
                "age,job,score,y\n30,nurse,0.5,maybe\n",
-               {"row 1 (line 2), column 'y'", "expected a class (no, yes) or an integer class index, got 'maybe'"}},
+               {"row 1 (line 2), column 'y'",
+                "expected a class of the model (no, yes) or an integer class index, got 'maybe'"}},
         BadCsv{"unterminated_quote", "age,job,score\n30,\"nurse,0.5\n", {"line 2", "unterminated quoted field"}},
         BadCsv{"junk_after_quote", "age,job,score\n30,\"nurse\"x,0.5\n", {"line 2", "after a closing quote"}}),
     [](const ::testing::TestParamInfo<BadCsv>& p) { return std::string(p.param.name); });
@@ -126,10 +124,29 @@ TEST(Dataset, MissingFile) {
       has(input_error([] { (void)load_csv("/nonexistent/d.csv", people()); }), "/nonexistent/d.csv: cannot open"));
 }
 
-TEST(Dataset, SchemaWithoutLabelRejectsExtraColumn) {
+// Columns that are neither features nor the label are read as nothing and named (a label column
+// is never guessed); those asked for are kept as text, an empty cell an unknown value.
+TEST(Dataset, OtherColumnsAreNamedOrKept) {
   Schema s = parse_schema("[[features]]\nname = \"a\"\nkind = \"boolean\"\n", "nolabel.toml");
-  EXPECT_TRUE(has(input_error([&] { (void)parse_csv("a,y\n1,0\n", s, "x.csv"); }),
-                  "unknown column 'y': not a feature of schema 'nolabel' (which has no label column)"));
+  const Dataset d = parse_csv("zip,a,y,g\n123,1,0,x\n456,0,1,\n", s, "x.csv",
+                              CsvReading{.label = {}, .label_classes = {}, .keep = {"g"}});
+  EXPECT_EQ(d.unread, (std::vector<std::string>{"zip", "y"}));
+  EXPECT_FALSE(d.has_labels());
+  EXPECT_EQ(d.kept.at("g"), (std::vector<std::string>{"x", ""}));
+  const Dataset l =
+      parse_csv("zip,a,y\n123,1,0\n456,0,1\n", s, "x.csv", CsvReading{.label = "y", .label_classes = {}, .keep = {}});
+  EXPECT_EQ(l.labels, (std::vector<int>{0, 1}));
+  EXPECT_EQ(l.label_column, "y");
+  EXPECT_TRUE(has(input_error([&] {
+                    (void)parse_csv("a,y\n1,0\n", s, "x.csv",
+                                    CsvReading{.label = "z", .label_classes = {}, .keep = {}});
+                  }),
+                  "no column 'z' to read the true labels from (columns: a, y)"));
+  EXPECT_TRUE(has(input_error([&] {
+                    (void)parse_csv("a,y\n1,maybe\n", s, "x.csv",
+                                    CsvReading{.label = "y", .label_classes = {"no", "yes"}, .keep = {}});
+                  }),
+                  "expected a class of the model (no, yes)"));
 }
 
 }  // namespace

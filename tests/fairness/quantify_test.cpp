@@ -10,6 +10,7 @@
 #include <set>
 
 #include "fairness/complete_search.h"
+#include "fairness/row_audit.h"
 #include "tiny_networks.h"
 
 namespace witness {
@@ -284,7 +285,8 @@ TEST(Quantify, DataRowsAgainstBruteForce) {
       for (int f : t.prot) key(f) = t.schema.feature(f).min;
       unfair += truth.at(test::row(key)) ? 1 : 0;
     }
-    const DataShare d = measure_rows(t.model, t.schema, t.prot, raw, "all.csv");
+    const DataShare d =
+        data_share(audit_rows(t.model, t.schema, t.prot, raw, resolve_outcome(t.model, t.schema, ""), "all.csv"));
     EXPECT_TRUE(d.measured);
     EXPECT_EQ(d.rows, raw.cols());
     EXPECT_EQ(d.unfair, unfair) << t.name;

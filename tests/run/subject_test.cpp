@@ -57,8 +57,55 @@ TEST(Subject, TheSchemaComesWithThePipeline) {
   const Feature& work = s.schema.feature(s.schema.feature_index("workclass"));
   EXPECT_TRUE(work.one_hot);
   EXPECT_EQ(work.missing, "Private");  // the string imputer's fill value
-  EXPECT_EQ(s.schema.label(), "income");
-  EXPECT_EQ(s.schema.label_classes(), (std::vector<std::string>{"<=50K", ">50K"}));
+  // The label is never guessed from the data's layout: without --label there is none, and the
+  // columns read as nothing are named.
+  EXPECT_EQ(s.schema.label(), "");
+  EXPECT_FALSE(s.data->has_labels());
+  EXPECT_EQ(s.data->unread, (std::vector<std::string>{"income"}));
+}
+
+// --label names the column; its values must be the model's classes.
+TEST(Subject, TheLabelIsTheColumnNamed) {
+  SubjectSource src;
+  src.model_path = repo("tests/fixtures/pipelines/lr.onnx");
+  src.data.path = repo("tests/fixtures/pipelines/adult_600.csv");
+  src.needs_protected = false;
+  src.label = "income";
+  const JobSubject s = load_subject(src);
+  EXPECT_EQ(s.data->label_column, "income");
+  EXPECT_EQ(s.data->labels.size(), 600U);
+  EXPECT_TRUE(s.data->unread.empty());
+  src.label = "sex";  // a model input
+  EXPECT_NE(input_error([&] { (void)load_subject(src); }).find("--label sex: that column is a model input"),
+            std::string::npos);
+  src.label = "nothere";
+  EXPECT_NE(input_error([&] { (void)load_subject(src); }).find("no column 'nothere'"), std::string::npos);
+}
+
+// A protected attribute the model does not read is a column of the data: kept, not an error.
+TEST(Subject, AProtectedColumnTheModelDoesNotReadIsKept) {
+  const std::string csv = testing::TempDir() + "/unaware.csv";
+  {
+    std::ifstream in(repo("tests/fixtures/pipelines/adult_600.csv"));
+    std::ofstream out(csv);
+    std::string line;
+    std::getline(in, line);
+    out << "afam," << line << "\n";
+    for (int i = 0; std::getline(in, line); ++i)
+      out << (i % 3 == 0 ? "yes" : i % 3 == 1 ? "no" : "") << "," << line << "\n";
+  }
+  SubjectSource src;
+  src.model_path = repo("tests/fixtures/pipelines/lr.onnx");
+  src.data.path = csv;
+  src.protected_names = {"afam", "sex"};
+  const JobSubject s = load_subject(src);
+  EXPECT_EQ(s.protected_names, (std::vector<std::string>{"sex"}));
+  EXPECT_EQ(s.unread_protected, (std::vector<std::string>{"afam"}));
+  EXPECT_EQ(s.group_names, (std::vector<std::string>{"afam", "sex"}));
+  ASSERT_TRUE(s.data->kept.contains("afam"));
+  EXPECT_EQ(s.data->kept.at("afam")[2], "");  // an unknown value
+  src.protected_names = {"zodiac"};
+  EXPECT_NE(input_error([&] { (void)load_subject(src); }).find("unknown feature 'zodiac'"), std::string::npos);
 }
 
 // A user's schema that leaves out the scaler describes the same widths, and would give silently

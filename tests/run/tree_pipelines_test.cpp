@@ -54,7 +54,10 @@ TEST(TreePipelines, ExactSharesAgreeWithSampling) {
     env.start();
     const FairnessResult r = tree_search(*s.model, s.schema, o, env);
     ASSERT_EQ(r.share.undecided, 0.0) << r.reason;
-    EXPECT_TRUE(r.share.exact);
+    // Counts are long doubles: whole numbers are exact below 2^64 points (rf's domain is larger).
+    if (s.schema.domain_size() < 18446744073709551616.0L) {
+      EXPECT_TRUE(r.share.exact);
+    }
     const int n = 20000;
     const double p = sampled_share(*s.model, s.schema, sex, n, 5);
     const double sigma = std::sqrt(std::max(r.share.falsified * (1 - r.share.falsified), 1e-6) / n);
