@@ -212,6 +212,11 @@ GroupMetrics group_metrics(const Model& model, const Schema& schema, const Datas
   out.rows = rows.rows();
   out.label_column = rows.label_column;
   const std::vector<int> truth = true_labels(schema, rows, outcome, out.why_no_truth);
+  if (!truth.empty()) {
+    long long correct = 0;
+    for (std::size_t i = 0; i < truth.size(); ++i) correct += truth[i] == e.labels[i] ? 1 : 0;
+    out.accuracy = make_rate(correct, static_cast<long long>(truth.size()));
+  }
   std::vector<ColumnCells> cells;
   cells.reserve(columns.size());
   for (const GroupColumn& c : columns) cells.push_back(cells_of(c, schema, rows));

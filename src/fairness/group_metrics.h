@@ -63,6 +63,7 @@ struct GroupMetrics {
   std::string why_no_truth;        // when true-label rates are missing, why ("" when they are there)
   std::vector<GroupTable> tables;  // each column alone, then (with two or more) all of them crossed
   long long rows = 0;
+  std::optional<Rate> accuracy;  // with true labels: over every row
 };
 
 // True labels come from the data's label column, matched to the model's classes by name (or by

@@ -21,7 +21,7 @@ nlohmann::json nearest_row_json(const Schema& schema, const WitnessPair& w) {
   if (w.nearest_row < 0) return nullptr;
   nlohmann::json differs = nlohmann::json::array();
   for (int f : w.nearest_differs) differs.push_back(schema.feature(f).name);
-  return {{"row", w.nearest_row}, {"differs", differs}};
+  return {{"row", w.nearest_row + 1}, {"differs", differs}};  // a data row number, from 1 as in the text
 }
 
 std::string nearest_row_text(const Schema& schema, const WitnessPair& w, const std::string& source) {

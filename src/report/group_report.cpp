@@ -92,6 +92,7 @@ std::string group_metrics_text(const GroupMetrics& g) {
                      g.outcome.name(),
                      truth ? fmt::format("true labels from column '{}'", g.label_column)
                            : fmt::format("no true/false positive rates: {}", g.why_no_truth));
+  if (g.accuracy) out << fmt::format("  accuracy on the labelled rows: {}\n", rate_text(g.accuracy));
   for (std::size_t k = 0; k < g.tables.size(); ++k) out << (k == 0 ? "" : "\n") << table_text(g.tables[k], truth);
   return out.str();
 }
@@ -127,6 +128,7 @@ nlohmann::json group_metrics_json(const GroupMetrics& g) {
           {"favorable_assumed", g.outcome.assumed},
           {"rows", g.rows},
           {"label", g.label_column.empty() ? nlohmann::json() : nlohmann::json(g.label_column)},
+          {"accuracy", rate_json(g.accuracy)},
           {"tables", tables},
           {"no_true_labels", g.why_no_truth.empty() ? nlohmann::json() : nlohmann::json(g.why_no_truth)}};
 }

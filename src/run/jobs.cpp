@@ -24,6 +24,7 @@
 #include "report/rows.h"
 #include "report/testing_report.h"
 #include "run/near_data.h"
+#include "run/provenance.h"
 #include "solver/z3_check.h"
 
 namespace witness {
@@ -60,6 +61,19 @@ void add_group_metrics(RunOutput& out, const JobSubject& subject, const Outcome&
   out.result["groups"] = group_metrics_json(g);
 }
 
+// The provenance block of an answer (run/provenance.h) with what it says of the data: the label
+// column, the favourable class and the accuracy on the labelled rows.
+void add_provenance(RunOutput& out, const JobSubject& subject, const Env& env, const std::string& command,
+                    nlohmann::json options) {
+  nlohmann::json p = provenance_json(subject, env, command, std::move(options));
+  p["label"] = subject.data && subject.data->has_labels() ? nlohmann::json(subject.data->label_column) : nullptr;
+  p["favorable"] = out.result.contains("favorable") ? out.result["favorable"] : nullptr;
+  p["accuracy"] = out.result.contains("groups") && out.result["groups"].is_object()
+                      ? out.result["groups"].value("accuracy", nlohmann::json())
+                      : nullptr;
+  out.result["provenance"] = std::move(p);
+}
+
 // What every answer about rows says once: the favourable class, and whether it was assumed.
 nlohmann::json outcome_json(const Outcome& o) { return {{"class", o.name()}, {"assumed", o.assumed}}; }
 
@@ -84,7 +98,8 @@ void add_unread_protected(RunOutput& out, const JobSubject& subject) {
 
 // A model that reads none of the protected attributes: no flip is possible, so the individual
 // question is verified; the groups (an unaware model's disparate impact) are the answer's substance.
-RunOutput unaware_answer(const JobSubject& subject, const Outcome& outcome, const std::string& command) {
+RunOutput unaware_answer(const JobSubject& subject, const Outcome& outcome, const Env& env, const std::string& command,
+                         nlohmann::json options) {
   const std::string names = fmt::format("{}", fmt::join(subject.unread_protected, ", "));
   RunOutput out;
   out.text = fmt::format(
@@ -108,6 +123,7 @@ RunOutput unaware_answer(const JobSubject& subject, const Outcome& outcome, cons
   }
   add_unread_columns(out, subject);
   add_group_metrics(out, subject, outcome);
+  add_provenance(out, subject, env, command, std::move(options));
   out.report =
       report_envelope("fair", command, out.text, out.result, schema_json(subject.schema), nlohmann::json::array());
   return out;
@@ -289,7 +305,7 @@ RunOutput run_fair(const JobSubject& subject, const FairJob& job, Env& env, cons
   if (!subject.model) throw InputError("fair: no model");
   const Outcome outcome = resolve_outcome(*subject.model, subject.schema, job.favorable);
   if (subject.protected_features.empty() && !subject.unread_protected.empty())
-    return unaware_answer(subject, outcome, command);
+    return unaware_answer(subject, outcome, env, command, settings_json(fair_options(), job));
   const FairnessProblem problem(*subject.model, subject.schema, subject.protected_names);
   EngineSettings settings = job.settings;
   if (subject.seeds) settings.seeds = &subject.seeds->raw;
@@ -328,6 +344,7 @@ RunOutput run_fair(const JobSubject& subject, const FairJob& job, Env& env, cons
     add_trust_note(
         out, fmt::format("resumed from {}; the regions it had closed are trusted, not re-checked", settings.resume));
   }
+  add_provenance(out, subject, env, command, settings_json(fair_options(), job));
   out.report = report_envelope("fair", command, out.text, out.result, schema_json(subject.schema),
                                witness_pairs_json(run, kReportPairs));
   return out;
@@ -381,6 +398,7 @@ RunOutput run_testing(const JobSubject& subject, LabelOracle& oracle, TestOption
                 .pairs_csv = max_csv_pairs > 0 ? csv.text() : "",
                 .regions_csv = "",
                 .flips_csv = ""};
+  add_provenance(out, subject, env, command, settings_json(test_options(), options));
   out.report = report_envelope("test", command, out.text, out.result, schema_json(schema), testing_pairs_json(run));
   return out;
 }
@@ -390,7 +408,8 @@ RunOutput run_bias(const JobSubject& subject, const BiasJob& job, Env& env, cons
   check_settings(bias_options(), job);
   if (subject.protected_features.empty() && !subject.unread_protected.empty()) {
     // No sample can differ in what the model does not read: Bias% is 0 by construction.
-    RunOutput out = unaware_answer(subject, resolve_outcome(*subject.model, subject.schema, job.favorable), command);
+    RunOutput out = unaware_answer(subject, resolve_outcome(*subject.model, subject.schema, job.favorable), env,
+                                   command, settings_json(bias_options(), job));
     out.result["kind"] = "bias";
     out.result["bias_percent"] = 0.0;
     out.report["kind"] = "bias";
@@ -428,6 +447,7 @@ RunOutput run_bias(const JobSubject& subject, const BiasJob& job, Env& env, cons
     add_unread_columns(out, subject);
     add_group_metrics(out, subject, outcome);
   }
+  add_provenance(out, subject, env, command, settings_json(bias_options(), job));
   out.report =
       report_envelope("bias", command, out.text, out.result, schema_json(subject.schema), bias_pairs_json(run));
   return out;

@@ -4,9 +4,12 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
+#include <fstream>
 #include <utility>
 
 #include "core/error.h"
+#include "core/sha256.h"
 #include "domain/infer.h"
 #include "model/loaders.h"
 
@@ -14,6 +17,36 @@ namespace witness {
 namespace {
 
 std::string rows_name(const RowsSource& rows) { return !rows.path.empty() ? rows.path : rows.name; }
+
+// A file's (or a text's) SHA-256 for the provenance; a file read a moment ago and gone since is
+// named with an empty hash rather than failing the answer.
+JobSubject::InputFile input_file(const std::string& role, const std::string& path, const std::string& text = "") {
+  JobSubject::InputFile f{.role = role, .name = path, .sha256 = "", .bytes = 0};
+  if (!text.empty() || path.empty()) {
+    f.sha256 = sha256_hex(text);
+    f.bytes = text.size();
+    return f;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return f;
+  Sha256 h;
+  std::array<char, 1 << 16> buffer{};
+  while (in) {
+    in.read(buffer.data(), buffer.size());
+    h.add(buffer.data(), static_cast<std::size_t>(in.gcount()));
+    f.bytes += static_cast<std::uintmax_t>(in.gcount());
+  }
+  f.sha256 = h.hex();
+  return f;
+}
+
+void add_rows_file(JobSubject& s, const std::string& role, const RowsSource& rows) {
+  if (!rows.path.empty()) {
+    s.files.push_back(input_file(role, rows.path));
+  } else if (!rows.csv_text.empty()) {
+    s.files.push_back(input_file(role, rows.name + " (CSV text)", rows.csv_text));
+  }
+}
 
 std::vector<std::string> feature_names(const Schema& schema) {
   std::vector<std::string> out;
@@ -141,6 +174,10 @@ JobSubject load_subject(const SubjectSource& src) {
   }
   s.protected_features = s.schema.protected_indices(s.protected_names);
   if (src.seeds.given()) s.seeds = read_rows(src.seeds, s.schema);
+  if (!src.model_path.empty()) s.files.push_back(input_file("model", src.model_path));
+  if (!src.schema_path.empty()) s.files.push_back(input_file("schema", src.schema_path));
+  add_rows_file(s, "data", src.data);
+  add_rows_file(s, "seeds", src.seeds);
   return s;
 }
 

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -64,6 +65,15 @@ struct JobSubject {
   std::optional<Dataset> data;
   std::optional<Dataset> seeds;
   std::string data_name;  // where the data rows came from, as answers name it
+  // Every input read, with its content's SHA-256 (of the file's bytes, as sha256sum prints it; of
+  // the CSV text for a DataFrame): the report's provenance.
+  struct InputFile {
+    std::string role;  // "model", "schema", "data", "seeds"
+    std::string name;
+    std::string sha256;
+    std::uintmax_t bytes = 0;
+  };
+  std::vector<InputFile> files;
 };
 
 // InputError (exit 2) naming the file or option for everything that does not fit: an unreadable

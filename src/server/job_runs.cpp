@@ -39,12 +39,14 @@ std::string root_path(const RootFolder& root, const nlohmann::json& request, con
   return root.resolve(string_field(request, key, true)).string();
 }
 
-std::vector<std::string> protected_field(const nlohmann::json& request) {
+// A list of column names ("protected", "groups"); absent or null: empty.
+std::vector<std::string> names_field(const nlohmann::json& request, const char* key) {
   std::vector<std::string> out;
-  if (!request.contains("protected") || request["protected"].is_null()) return out;
-  if (!request["protected"].is_array()) throw InputError("request: 'protected' must be a list of feature names");
-  for (const auto& v : request["protected"]) {
-    if (!v.is_string()) throw InputError("request: 'protected' must be a list of feature names");
+  if (!request.contains(key) || request[key].is_null()) return out;
+  const std::string what = fmt::format("request: '{}' must be a list of column names", key);
+  if (!request[key].is_array()) throw InputError(what);
+  for (const auto& v : request[key]) {
+    if (!v.is_string()) throw InputError(what);
     out.push_back(v.get<std::string>());
   }
   return out;
@@ -85,8 +87,11 @@ std::string equivalent_command(const std::string& kind, const nlohmann::json& re
                                const std::map<std::string, std::string>& options) {
   std::string line = fmt::format("witness {} {}", kind, string_field(request, "model", false));
   if (const std::string schema = string_field(request, "schema", false); !schema.empty()) line += " --schema " + schema;
-  const std::vector<std::string> prot = protected_field(request);
-  if (!prot.empty()) line += fmt::format(" --protected {}", fmt::join(prot, ","));
+  for (const char* key : {"protected", "groups"}) {
+    const std::vector<std::string> names = names_field(request, key);
+    if (!names.empty()) line += fmt::format(" --{} {}", key, fmt::join(names, ","));
+  }
+  if (const std::string label = string_field(request, "label", false); !label.empty()) line += " --label " + label;
   for (const char* rows : {"data", "seeds"}) {
     if (const std::string path = string_field(request, rows, false); !path.empty())
       line += fmt::format(" --{} {}", rows, path);
@@ -111,7 +116,9 @@ struct ModelJob {
     source.model_name = root.relative(source.model_path);
     if (!string_field(request, "schema", false).empty()) source.schema_path = root_path(root, request, "schema");
     source.box = string_field(request, "box", false);
-    source.protected_names = protected_field(request);
+    source.protected_names = names_field(request, "protected");
+    source.group_names = names_field(request, "groups");
+    if (const std::string label = string_field(request, "label", false); !label.empty()) source.label = label;
     if (!string_field(request, "data", false).empty()) {
       source.data.path = root_path(root, request, "data");
       source.data.name = root.relative(source.data.path);

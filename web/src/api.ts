@@ -111,6 +111,8 @@ export interface ModelRequest {
   protected: string[];
   data?: string;
   seeds?: string;
+  label?: string; // the data's true-label column
+  groups?: string[]; // columns for the group table (default: the protected attributes)
   options: Record<string, string>;
 }
 

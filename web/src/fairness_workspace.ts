@@ -68,7 +68,8 @@ export class FairnessWorkspace {
     clear(this.biasResult);
     this.biasStart.disabled = true;
     try {
-      const { id } = await api.start({ kind: "bias", ...chosen, seeds: undefined, protected: this.form.protected, options: {} });
+      const { favorable, ...audit } = this.form.audit();
+      const { id } = await api.start({ kind: "bias", ...chosen, ...audit, seeds: undefined, protected: this.form.protected, options: favorable ? { favorable } : {} });
       const job = await pollJob(id, () => {});
       if (job.state !== "done" || !job.result) {
         showError(this.errors, job.error ?? `Bias%: the job ${job.state}`);
@@ -88,6 +89,8 @@ export class FairnessWorkspace {
     const chosen = this.form.chosen(this.errors);
     if (!chosen) return;
     const options: Record<string, string> = {};
+    const { favorable, ...audit } = this.form.audit();
+    if (favorable) options.favorable = favorable;
     if (this.quantify.checked) options.quantify = "true";
     const limit = this.timeLimit.value.trim();
     if (limit !== "") options["time-limit"] = limit;
@@ -96,7 +99,7 @@ export class FairnessWorkspace {
     clear(this.result);
     this.showProgress(null, 0);
     await this.runner.run(
-      () => api.start({ kind: "fair", ...chosen, protected: this.form.protected, engine: this.engine.value, options }),
+      () => api.start({ kind: "fair", ...chosen, ...audit, protected: this.form.protected, engine: this.engine.value, options }),
       (j) => this.update(j),
       (job) => this.finish(job),
     );

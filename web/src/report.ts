@@ -15,13 +15,18 @@ import type {
   SchemaFeature,
   GroupMetrics,
   GroupRate,
+  GroupTable,
+  DataRows,
+  Provenance,
 } from "./types";
 
 export interface RenderOptions {
   verdict?: boolean; // the verdict sentence at the top (the app shows its own)
   text?: boolean; // the CLI's full text output
   footer?: boolean; // command, version, created
+  provenance?: boolean; // the provenance and the signature block (the report to hand on)
   maxRegions?: number;
+  maxFlips?: number;
 }
 
 export function runKind(run: ReportEnvelope): RunKind {
@@ -282,22 +287,22 @@ function biasSpec(r: BiasResult): Spec {
   } as Spec;
 }
 
-// Per group, the rate with its 95% interval: selection rate, and the true/false positive rates when
-// the rows carry true labels.
-function groupsSpec(g: GroupMetrics): Spec {
+// Per category of one group table, the rate with its 95% interval: the favourable rate, and the
+// true/false positive rates when the rows carry true labels.
+function groupsSpec(t: GroupTable, favorable: string): Spec {
   const values: { group: string; metric: string; rate: number; lo: number; hi: number }[] = [];
   const add = (group: string, metric: string, r: GroupRate | null) => {
     if (r && r.rate !== null && r.ci95) values.push({ group, metric, rate: r.rate, lo: r.ci95[0], hi: r.ci95[1] });
   };
-  for (const row of g.groups) {
-    add(row.group, "selection rate", row.selection_rate);
+  for (const row of t.groups) {
+    add(row.group, "favourable rate", row.favorable_rate);
     add(row.group, "true positive rate", row.true_positive_rate);
     add(row.group, "false positive rate", row.false_positive_rate);
   }
-  const metrics = ["selection rate", "true positive rate", "false positive rate"].filter((m) => values.some((v) => v.metric === m));
+  const metrics = ["favourable rate", "true positive rate", "false positive rate"].filter((m) => values.some((v) => v.metric === m));
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-    description: `Per group of the data rows: ${metrics.join(", ")} (positive class ${g.positive}) with 95% intervals`,
+    description: `Per category of ${t.columns.join(" x ")}: ${metrics.join(", ")} (favourable: ${favorable}) with 95% intervals`,
     data: { values },
     facet: { column: { field: "metric", type: "nominal", sort: metrics, title: null } },
     spec: {
@@ -328,66 +333,170 @@ function rateText(r: GroupRate | null): string {
   return `${percent(r.rate)} [${percent(r.ci95[0])}, ${percent(r.ci95[1])}]`;
 }
 
-// The data rows' sections: the share of rows whose decision a protected change flips (fair runs),
-// then the group metrics table and chart.
-function dataSections(
-  data: FairResult["data"],
-  groups: GroupMetrics | null | undefined,
-  protectedNames: string[],
-  addChart: (name: string, label: string, spec: Spec) => HTMLElement,
-): HTMLElement[] {
-  const out: HTMLElement[] = [];
-  if (data) {
-    out.push(
-      section(
-        "Data rows",
-        "data",
-        h(
-          "p",
-          { class: "headline", "data-headline": "data" },
-          `${count(data.unfair)} of ${count(data.rows)} rows (${percent(data.share)}) change decision when ${protectedNames.join(" or ")} changes`,
-        ),
-        h("p", { class: "note" }, `Every row of ${data.file} checked exactly against every protected value.`),
-      ),
-    );
+// The plain-language summary an auditor reads first: the verdict, the real people a protected
+// change would decide otherwise (by group and direction), the impact ratios, and which numbers are
+// proved and which estimated.
+function summarySection(run: ReportEnvelope): HTMLElement | null {
+  const kind = runKind(run);
+  if (kind === "test") return null;
+  const r = run.result as FairResult & BiasResult;
+  const items: Child[] = [];
+  const favorable = r.favorable ? `${r.favorable.class}${r.favorable.assumed ? " (assumed: the model's second class)" : ""}` : null;
+  if (r.unread_protected && r.unread_protected.length > 0)
+    items.push(h("li", {}, `The model does not read ${r.unread_protected.join(", ")}: no change of it changes a decision; its groups are compared below by their rates.`));
+  const data = r.data as DataRows | undefined;
+  if (data && data.by_group) {
+    for (const g of data.by_group) if (g.to_favorable.k + g.to_unfavorable.k > 0) items.push(h("li", { class: "harm" }, `${g.sentence}.`));
+    if ((data.flipped ?? 0) === 0) items.push(h("li", {}, `No row of ${data.file} (${count(data.rows)} rows) would have been decided otherwise with another ${(r.protected ?? []).join(" or ")}.`));
   }
-  if (groups && groups.groups.length > 0) {
-    const truth = groups.no_true_labels === null;
-    const head = ["group", "rows", "selection rate", ...(truth ? ["true positive rate", "false positive rate"] : [])];
-    out.push(
-      section(
-        "Groups",
-        "groups",
-        h("p", { class: "note" }, `Rates per group of the data rows (positive class ${groups.positive}), with 95% Wilson intervals.`),
-        addChart("groups", "rates per group", groupsSpec(groups)),
-        h(
-          "table",
-          { class: "groups" },
-          h("thead", {}, h("tr", {}, ...head.map((t) => h("th", { scope: "col" }, t)))),
-          h(
-            "tbody",
-            {},
-            ...groups.groups.map((g) =>
-              h(
-                "tr",
-                {},
-                h("td", {}, g.group),
-                h("td", { class: "num" }, count(g.rows)),
-                h("td", { class: "num" }, rateText(g.selection_rate)),
-                ...(truth ? [h("td", { class: "num" }, rateText(g.true_positive_rate)), h("td", { class: "num" }, rateText(g.false_positive_rate))] : []),
-              ),
+  const groups = r.groups;
+  if (groups)
+    for (const t of groups.tables)
+      if (t.most_favored)
+        items.push(
+          h("li", {}, `Impact ratio by ${t.columns.join(" x ")}: lowest ${t.impact_ratio_min.toFixed(3)} (against ${t.most_favored}, the most favoured)${t.impact_ratio_min < 0.8 ? ", under the four-fifths rule's 0.8" : ""}.`),
+        );
+  const proved: string[] = [];
+  const estimated: string[] = [];
+  if (kind === "fair") {
+    if (data) proved.push("every data row decided with every other protected value (exact)");
+    if (r.verdict === "verified") proved.push(r.vacuous ? "the verdict (vacuous: no pair to compare)" : "no two people in the domain differ only in the protected attributes and get different decisions");
+    if (r.verdict === "witness") proved.push("each witness pair, replayed on the original model");
+    if (typeof r.certified === "number") proved.push(`the certified (${percent(r.certified)}) and falsified (${percent(r.falsified)}) shares of the domain, sound bounds`);
+    if (r.estimate) estimated.push(`the falsified share of the undecided regions (${percent(r.estimate.falsified)}, from ${count(r.estimate.samples)} points drawn)`);
+  } else {
+    estimated.push(`Bias% (${r.bias_percent}%, from ${count(r.samples)} ${r.inputs === "data" ? "data rows drawn" : "random inputs"})`);
+  }
+  if (groups) proved.push("the group rates (counts of the data rows; intervals are 95% Wilson)");
+  if (proved.length > 0) items.push(h("li", {}, `Proved: ${proved.join("; ")}.`));
+  if (estimated.length > 0) items.push(h("li", {}, `Estimated: ${estimated.join("; ")}.`));
+  if (favorable) items.push(h("li", {}, `Favourable outcome: ${favorable}.`));
+  if (items.length === 0) return null;
+  return section("Summary", "summary", h("ul", { class: "summary" }, ...items));
+}
+
+// The real people whose decision a protected change flips: row, group, both decisions and scores.
+function flipsSection(data: DataRows | undefined, maxRows: number): HTMLElement | null {
+  if (!data || !data.flips || data.flips.length === 0) return null;
+  const shown = data.flips.slice(0, maxRows);
+  return section(
+    "Real people decided otherwise",
+    "flips",
+    h("p", { class: "note" }, `${count(data.flipped ?? data.flips.length)} of ${count(data.rows)} rows of ${data.file} flip; ${shown.length} listed (all with --flips-out). Score: ${data.score ?? "the model's output"}.`),
+    h(
+      "table",
+      { class: "flips" },
+      h("thead", {}, h("tr", {}, ...["row", "group", "decision", "score", "had the group been", "decision", "score"].map((t) => h("th", { scope: "col" }, t)))),
+      h(
+        "tbody",
+        {},
+        ...shown.flatMap((f) =>
+          f.others.map((o, k) =>
+            h(
+              "tr",
+              { class: k === 0 ? "first" : "more" },
+              h("td", { class: "num" }, k === 0 ? String(f.row) : ""),
+              h("td", {}, k === 0 ? f.group : ""),
+              h("td", {}, k === 0 ? f.decision : ""),
+              h("td", { class: "num" }, k === 0 ? score(f.score) : ""),
+              h("td", {}, o.group),
+              h("td", { class: "changed-decision" }, o.decision),
+              h("td", { class: "num" }, score(o.score)),
             ),
           ),
         ),
-        kv([
-          ["demographic parity difference", percent(groups.demographic_parity_difference)],
-          ["demographic parity ratio", groups.demographic_parity_ratio.toFixed(3)],
-          ["equalized odds difference", groups.equalized_odds_difference === null ? `– (${groups.no_true_labels ?? "no true labels"})` : percent(groups.equalized_odds_difference)],
-        ]),
       ),
-    );
-  }
-  return out;
+    ),
+  );
+}
+
+function score(v: number): string {
+  return Number.isFinite(v) ? String(Number(v.toPrecision(4))) : scalar(v);
+}
+
+function rateCell(r: GroupRate | null): HTMLElement {
+  return h("td", { class: "num" }, rateText(r));
+}
+
+// The group table in the layout of an NYC Local Law 144 bias-audit summary: per category, the
+// number assessed, the favourable rate and the impact ratio against the most favoured category.
+function groupsSection(groups: GroupMetrics | null | undefined, addChart: (name: string, label: string, spec: Spec) => HTMLElement): HTMLElement | null {
+  if (!groups || groups.tables.length === 0) return null;
+  const truth = groups.no_true_labels === null;
+  const head = ["category", "number assessed", `favourable rate (${groups.favorable})`, "impact ratio", ...(truth ? ["true positive rate", "false positive rate"] : [])];
+  const tables = groups.tables.map((t) =>
+    h(
+      "table",
+      { class: "groups", "data-columns": t.columns.join(",") },
+      h("caption", {}, `By ${t.columns.join(" x ")}${t.most_favored ? `; most favoured ${t.most_favored}` : ""}`),
+      h("thead", {}, h("tr", {}, ...head.map((x) => h("th", { scope: "col" }, x)))),
+      h(
+        "tbody",
+        {},
+        ...t.groups.map((g) =>
+          h(
+            "tr",
+            { class: g.unknown ? "unknown" : g.small ? "small" : null },
+            h("td", {}, g.group),
+            h("td", { class: "num" }, count(g.rows)),
+            rateCell(g.favorable_rate),
+            h("td", { class: "num" }, g.impact_ratio === null ? "–" : g.small ? `(${g.impact_ratio.toFixed(3)})` : g.impact_ratio.toFixed(3)),
+            ...(truth ? [rateCell(g.true_positive_rate), rateCell(g.false_positive_rate)] : []),
+          ),
+        ),
+      ),
+    ),
+  );
+  const notes: string[] = [`${count(groups.rows)} data rows; rates with 95% Wilson intervals; impact ratio = the category's favourable rate / the most favoured category's.`];
+  if (groups.tables.some((t) => t.small_rows > 0)) notes.push("Ratios in parentheses: categories under 2% of the rows, left out of the comparison as LL144 allows.");
+  notes.push(truth ? `True labels from column '${groups.label}'${groups.accuracy ? `; accuracy ${rateText(groups.accuracy)}` : ""}.` : `No true/false positive rates: ${groups.no_true_labels}.`);
+  return section(
+    "Groups",
+    "groups",
+    h("p", { class: "note" }, notes.join(" ")),
+    addChart("groups", "rates per category", groupsSpec(groups.tables[0], groups.favorable)),
+    ...tables,
+  );
+}
+
+// Where the answer came from: files with their SHA-256 (as sha256sum prints it), witness's build,
+// the exact command, options, seed, limits, date and machine.
+function provenanceSection(p: Provenance | undefined): HTMLElement | null {
+  if (!p) return null;
+  const files = h(
+    "table",
+    { class: "files" },
+    h("thead", {}, h("tr", {}, ...["input", "file", "SHA-256", "bytes"].map((t) => h("th", { scope: "col" }, t)))),
+    h("tbody", {}, ...p.files.map((f) => h("tr", {}, h("td", {}, f.role), h("td", {}, f.name), h("td", { class: "hash" }, h("code", {}, f.sha256)), h("td", { class: "num" }, count(f.bytes))))),
+  );
+  const options = Object.entries(p.options ?? {})
+    .filter(([, v]) => v !== "")
+    .map(([k, v]) => `${k}=${v}`)
+    .join(", ");
+  return section(
+    "Provenance",
+    "provenance",
+    files,
+    kv([
+      ["command", h("code", {}, p.command)],
+      ["witness", `${p.witness.version} (commit ${p.witness.commit})`],
+      ["options", options || "–"],
+      ["seed", scalar(p.seed)],
+      ["time limit", p.time_limit > 0 ? seconds(p.time_limit) : "none"],
+      ["threads", scalar(p.threads)],
+      ["run at", h("time", { datetime: p.created }, p.created)],
+      ["machine", `${p.machine.host}: ${p.machine.system}, ${p.machine.cpu}, ${p.machine.cores} cores`],
+      ["label column", p.label ?? "none (no true labels)"],
+      ["favourable outcome", p.favorable ? `${p.favorable.class}${p.favorable.assumed ? " (assumed)" : ""}` : "–"],
+      ["accuracy on the labelled rows", p.accuracy ? rateText(p.accuracy) : "–"],
+    ]),
+  );
+}
+
+// A block for the person responsible to sign the printed report.
+function signatureSection(): HTMLElement {
+  const line = (label: string) => h("div", { class: "sign-line" }, h("span", { class: "sign-label" }, label), h("span", { class: "sign-blank" }, ""));
+  return section("Reviewed by", "signature", h("div", { class: "signature" }, line("Name"), line("Role"), line("Date"), line("Signature")));
 }
 
 function kv(rows: [string, Child][]): HTMLTableElement {
@@ -397,7 +506,7 @@ function kv(rows: [string, Child][]): HTMLTableElement {
 // Renders the run into container. Resolves when every chart has rendered; rejects with the first
 // chart's error (the error is also shown inside that chart's container).
 export async function renderRun(container: HTMLElement, run: ReportEnvelope, options: RenderOptions = {}): Promise<void> {
-  const opts = { verdict: true, text: true, footer: true, maxRegions: 25, ...options };
+  const opts = { verdict: true, text: true, footer: true, provenance: true, maxRegions: 25, maxFlips: 50, ...options };
   const kind = runKind(run);
   const charts: Promise<unknown>[] = [];
   const addChart = (name: string, label: string, spec: Spec): HTMLElement => {
@@ -412,10 +521,22 @@ export async function renderRun(container: HTMLElement, run: ReportEnvelope, opt
   if (opts.verdict) {
     append(container, h("p", { class: `verdict verdict-${verdictWord(run)}`, "data-verdict": verdictWord(run) }, verdictSentence(run)));
   }
+  // Real people first: the summary, the rows that flip and the groups, then synthetic evidence.
+  if (kind !== "test") {
+    const r = run.result as FairResult & BiasResult;
+    append(container, summarySection(run), flipsSection(r.data as DataRows | undefined, opts.maxFlips), groupsSection(r.groups, addChart));
+  }
 
   const pair = examplePair(run);
   if (pair) {
-    const caption = kind === "fair" ? "Witness: two inputs that differ only in the protected features and get different decisions" : "Example: a discriminatory pair";
+    let caption = "Example: a discriminatory pair";
+    if (kind === "fair") {
+      const near = (run.result as FairResult).witness?.nearest_row;
+      caption =
+        near && near.differs.length === 0
+          ? `Witness: data row ${near.row} and its twin, who differ only in the protected features and get different decisions`
+          : `Witness (synthetic: a person the search constructed${near ? `; the nearest data row, ${near.row}, differs in ${near.differs.join(", ")}` : ""}): two inputs that differ only in the protected features and get different decisions`;
+    }
     append(container, section(kind === "fair" ? "Witness pair" : "Example pair", "pair", pairTable(pair, protectedNames, caption)));
   }
 
@@ -435,7 +556,7 @@ export async function renderRun(container: HTMLElement, run: ReportEnvelope, opt
             ...(r.estimate
               ? ([[`falsified, estimated (${percent(r.estimate.confidence)} confidence)`, `${percent(r.estimate.falsified)} (${percent(r.estimate.lo)} to ${percent(r.estimate.hi)}; ${count(r.estimate.samples)} points drawn)`]] as [string, string][])
               : []),
-            ["points in the domain", count(r.domain?.points)],
+            ...(r.domain?.points ? ([["points in the domain", count(r.domain.points)]] as [string, string][]) : []),
           ]),
         ),
       );
@@ -470,7 +591,6 @@ export async function renderRun(container: HTMLElement, run: ReportEnvelope, opt
         ),
       );
     }
-    append(container, ...dataSections(r.data, r.groups, protectedNames, addChart));
     const bins = fairBins(r);
     if (bins.length > 0) {
       const features = (r.falsified_by_feature ?? []).map((f) => f.feature);
@@ -540,10 +660,10 @@ export async function renderRun(container: HTMLElement, run: ReportEnvelope, opt
         ]),
       ),
     );
-    append(container, ...dataSections(undefined, r.groups, protectedNames, addChart));
   }
 
   if (opts.text && run.text) append(container, section("Output", "text", h("pre", { class: "text-output" }, run.text)));
+  if (opts.provenance) append(container, provenanceSection((run.result as FairResult).provenance), signatureSection());
 
   if (opts.footer && (run.command || run.version || run.created)) {
     append(

@@ -26,8 +26,9 @@ async function main(): Promise<void> {
   try {
     await renderRun(root, run);
     document.body.dataset.rendered = "yes";
-  } catch {
-    // renderRun already put the message into the chart's .chart-error element.
+  } catch (e) {
+    // A chart's failure is already shown in its .chart-error element; anything else is shown here.
+    if (!root.querySelector(".chart-error")) fail(root, `report: ${e instanceof Error ? e.message : String(e)}`);
     document.body.dataset.rendered = "error";
   }
 }

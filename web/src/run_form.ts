@@ -19,6 +19,10 @@ export class RunForm {
   readonly schema: FilePicker;
   readonly rows: FilePicker;
   readonly protectedInput: HTMLInputElement;
+  // With data rows: the true-label column, the favourable class and the group columns.
+  readonly labelInput: HTMLInputElement;
+  readonly favorableInput: HTMLInputElement;
+  readonly groupsInput: HTMLInputElement;
   readonly element: HTMLElement;
   private protectedTouched = false;
 
@@ -46,6 +50,9 @@ export class RunForm {
     });
     this.protectedInput = h("input", { id: `${prefix}-protected`, type: "text", placeholder: "e.g. sex,race", spellcheck: "false" });
     this.protectedInput.addEventListener("input", () => (this.protectedTouched = true));
+    this.labelInput = h("input", { id: `${prefix}-label`, type: "text", placeholder: "e.g. income (none: no TPR/FPR)", spellcheck: "false" });
+    this.favorableInput = h("input", { id: `${prefix}-favorable`, type: "text", placeholder: "e.g. >50K (default: the second class)", spellcheck: "false" });
+    this.groupsInput = h("input", { id: `${prefix}-groups`, type: "text", placeholder: "e.g. sex,race (default: the protected)", spellcheck: "false" });
     this.element = h(
       "div",
       { class: "run-form" },
@@ -53,6 +60,13 @@ export class RunForm {
       this.schema.element,
       this.rows.element,
       labelled("Protected attributes (comma-separated)", this.protectedInput),
+      ...(rowsKind === "data"
+        ? [
+            labelled("True-label column of the data", this.labelInput),
+            labelled("Favourable outcome (class people want)", this.favorableInput),
+            labelled("Group columns (comma-separated)", this.groupsInput),
+          ]
+        : []),
     );
   }
 
@@ -78,6 +92,14 @@ export class RunForm {
 
   get protected(): string[] {
     return this.protectedInput.value.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  }
+
+  // The request's label and groups fields and the favourable option, for a job with data rows.
+  audit(): { label?: string; groups?: string[]; favorable?: string } {
+    const label = this.labelInput.value.trim();
+    const favorable = this.favorableInput.value.trim();
+    const groups = this.groupsInput.value.split(",").map((s) => s.trim()).filter((s) => s !== "");
+    return { ...(label ? { label } : {}), ...(groups.length > 0 ? { groups } : {}), ...(favorable ? { favorable } : {}) };
   }
 
   // Fill in the schema's own protected list unless the user has typed one.

@@ -5,6 +5,7 @@ export type Scalar = string | number | boolean | null;
 export type NamedRow = Record<string, Scalar>;
 
 export interface FairWitness {
+  nearest_row?: { row: number; differs: string[] } | null;
   label?: number;
   label_name?: string;
   label_prime?: number;
@@ -46,23 +47,92 @@ export interface GroupRate {
 
 export interface GroupRow {
   group: string;
+  values: string[];
+  unknown: boolean;
+  small: boolean; // under 2% of the known rows: left out of the ratios (LL144)
   rows: number;
-  selection_rate: GroupRate;
+  favorable_rate: GroupRate;
+  impact_ratio: number | null;
   true_positive_rate: GroupRate | null;
   false_positive_rate: GroupRate | null;
   accuracy: GroupRate | null;
 }
 
-// Group metrics on data rows (fair and bias runs with --data).
-export interface GroupMetrics {
-  positive: string;
+// One group column, or the intersection of several.
+export interface GroupTable {
+  columns: string[];
   groups: GroupRow[];
-  demographic_parity_difference: number;
-  demographic_parity_ratio: number;
+  most_favored: string;
+  parity_difference: number;
+  impact_ratio_min: number;
+  small_rows: number;
   true_positive_rate_difference: number | null;
   false_positive_rate_difference: number | null;
   equalized_odds_difference: number | null;
+}
+
+// Group metrics on data rows (fair and bias runs with --data).
+export interface GroupMetrics {
+  favorable: string;
+  favorable_assumed: boolean;
+  rows: number;
+  label: string | null;
+  accuracy: GroupRate | null;
+  tables: GroupTable[];
   no_true_labels: string | null;
+}
+
+// Who flips, in which direction (fair runs with --data).
+export interface GroupHarm {
+  group: string;
+  rows: number;
+  to_favorable: GroupRate;
+  to_unfavorable: GroupRate;
+  sentence: string;
+}
+
+export interface RowFlip {
+  row: number;
+  group: string;
+  decision: string;
+  score: number;
+  direction: string;
+  others: { group: string; decision: string; score: number }[];
+}
+
+export interface DataRows {
+  file: string;
+  rows: number;
+  unfair: number;
+  share: number;
+  favorable?: string;
+  score?: string;
+  outside_rules?: number;
+  by_group?: GroupHarm[];
+  flipped?: number;
+  flips?: RowFlip[];
+}
+
+export interface InputFile {
+  role: string;
+  name: string;
+  sha256: string;
+  bytes: number;
+}
+
+export interface Provenance {
+  files: InputFile[];
+  witness: { version: string; commit: string };
+  command: string;
+  options: Record<string, string>;
+  seed: number;
+  threads: number;
+  time_limit: number;
+  created: string;
+  machine: { host: string; system: string; cpu: string; cores: number };
+  label: string | null;
+  favorable: { class: string; assumed: boolean } | null;
+  accuracy: GroupRate | null;
 }
 
 export interface FairResult {
@@ -85,8 +155,13 @@ export interface FairResult {
   // stop with some of the domain undecided), within [lo, hi] at `confidence`.
   estimate?: { falsified: number; lo: number; hi: number; confidence: number; samples: number; unfair_samples: number } | null;
   stats?: { seconds?: number; regions?: number; leaves?: number };
-  data?: { file: string; rows: number; unfair: number; share: number };
+  data?: DataRows;
   groups?: GroupMetrics | null;
+  favorable?: { class: string; assumed: boolean };
+  unread_protected?: string[];
+  unread_columns?: string[];
+  provenance?: Provenance;
+  vacuous?: boolean;
 }
 
 export interface ExamplePair {
@@ -115,6 +190,7 @@ export interface TestResult {
   discriminatory_per_second?: number;
   per_phase?: Record<string, { generated: number; discriminatory: number }>;
   example?: ExamplePair | null;
+  provenance?: Provenance;
 }
 
 export interface BiasResult {
@@ -129,6 +205,9 @@ export interface BiasResult {
   seconds?: number;
   example?: ExamplePair | null;
   groups?: GroupMetrics | null;
+  favorable?: { class: string; assumed: boolean };
+  unread_protected?: string[];
+  provenance?: Provenance;
 }
 
 export interface QueryDecision {
