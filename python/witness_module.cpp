@@ -137,6 +137,7 @@ py::dict to_python(const RunOutput& out) {
   d["report"] = out.report.is_null() ? std::string() : out.report.dump();
   d["pairs_csv"] = out.pairs_csv;
   d["regions_csv"] = out.regions_csv;
+  d["flips_csv"] = out.flips_csv;
   return d;
 }
 
@@ -168,8 +169,11 @@ RowsSource rows_source(const py::object& rows, const std::string& name) {
 }
 
 SubjectSource subject_source(const py::object& model, const py::object& schema, const std::vector<std::string>& names,
-                             const py::object& data, const py::object& seeds) {
+                             const py::object& data, const py::object& seeds, const py::object& label = py::none(),
+                             const std::vector<std::string>& groups = {}) {
   SubjectSource src;
+  if (!label.is_none()) src.label = label.cast<std::string>();
+  src.group_names = groups;
   if (!model.is_none()) src.model = model.cast<std::shared_ptr<Model>>();
   if (!schema.is_none()) src.schema = schema.cast<const Schema&>();
   src.protected_names = names;
@@ -238,11 +242,11 @@ class PythonOracle : public LabelOracle {
 
 py::dict fair_call(const py::object& model, const py::object& schema, const std::vector<std::string>& names,
                    const Options& options, const py::object& data, const py::object& seeds, const std::string& command,
-                   const py::object& on_progress) {
+                   const py::object& on_progress, const py::object& label, const std::vector<std::string>& groups) {
   auto env = std::make_shared<Env>();
   FairJob job;
   set_job_options(fair_options(), job, *env, options);
-  const JobSubject subject = load_subject(subject_source(model, schema, names, data, seeds));
+  const JobSubject subject = load_subject(subject_source(model, schema, names, data, seeds, label, groups));
   std::atomic<bool> cancel{false};
   ProgressSlot progress;
   job.settings.cancel = &cancel;
@@ -304,11 +308,12 @@ py::dict test_call(const py::object& model_or_function, const py::object& schema
 }
 
 py::dict bias_call(const py::object& model, const py::object& schema, const std::vector<std::string>& names,
-                   const Options& options, const py::object& data, const std::string& command) {
+                   const Options& options, const py::object& data, const std::string& command, const py::object& label,
+                   const std::vector<std::string>& groups) {
   auto env = std::make_shared<Env>();
   BiasJob job;
   set_job_options(bias_options(), job, *env, options);
-  const JobSubject subject = load_subject(subject_source(model, schema, names, data, py::none()));
+  const JobSubject subject = load_subject(subject_source(model, schema, names, data, py::none(), label, groups));
   std::atomic<bool> cancel{false};
   ProgressSlot progress;
   env->set_cancel(&cancel);
@@ -326,7 +331,7 @@ py::dict query_call(const std::string& text, const std::string& path, const Opti
   job.model = model_path;
   Env unused;
   set_job_options(query_options(), job, unused, options);
-  const std::vector<Query> queries = job_queries(load_query_text(text, path), job);
+  const std::vector<Query> queries = job_queries(load_query_text(text, path, !job.model.empty()), job);
   std::atomic<bool> cancel{false};
   job.options.cancel = &cancel;
   ProgressSlot progress;

@@ -28,5 +28,22 @@ def load_model(path) -> Model:
     return _load_model(os.fspath(path))
 
 
+_native_predict = Model.predict
+
+
+def _predict(self, x, precision: str = "float64"):
+    """Class indices of rows: model inputs [n][inputs] (numpy), or a DataFrame of the raw columns
+    for a model that carries its preprocessing (a converted Pipeline, a skl2onnx graph)."""
+    if hasattr(x, "columns") and hasattr(x, "to_csv"):
+        if not self.columns:
+            raise InputError(f"predict: {self.source or self.name} reads encoded inputs, not raw columns: give them as a "
+                             "numpy array [n][inputs]")
+        schema = Schema.from_pipeline(self, x)
+        x = schema._native.to_model(schema.encode(x))
+    return _native_predict(self, x, precision)
+
+
+Model.predict = _predict
+
 # pytest collects functions named test*: this one is the library's, not a test.
 test.__test__ = False  # type: ignore[attr-defined]

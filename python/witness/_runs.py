@@ -54,6 +54,10 @@ class FairResult(_Answer):
     # in the undecided regions (keys falsified, lo, hi, confidence, samples, unfair_samples, method)
     estimate: Optional[Dict[str, Any]] = None
     regions: Any = None  # quantify: the falsified and undecided regions (a DataFrame)
+    # with data: every row that flips (row, group, decision, score, direction, the other group's
+    # decision and score, the row's values), as --flips-out writes them (a DataFrame)
+    flips: Any = None
+    groups: Optional[Dict[str, Any]] = None  # with data: the group tables, as the JSON's "groups"
 
 
 @dataclass
@@ -71,6 +75,7 @@ class BiasResult(_Answer):
     ci95_percent: List[float] = field(default_factory=list)
     samples: int = 0
     discriminatory: int = 0
+    groups: Optional[Dict[str, Any]] = None  # with data: the group tables, as the JSON's "groups"
 
 
 @dataclass
@@ -91,7 +96,19 @@ def _is_frame(value: Any) -> bool:
     return hasattr(value, "columns") and hasattr(value, "to_csv")
 
 
-def _subject(model: Any, schema: Any, data: Any, what: str = "data") -> Tuple[Any, Schema, Any]:
+def _names(value: Any, what: str) -> List[str]:
+    """A list of column names from a list or a comma-separated string ("sex,race")."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise InputError(f"{what}: expected a column name, a comma-separated string or a list of names")
+
+
+def _subject(model: Any, schema: Any, data: Any, what: str = "data",
+             label: Optional[str] = None) -> Tuple[Any, Schema, Any]:
     """The witness Model, the Schema (a pipeline's own, read off the data, when none is given) and the
     data rows. A DataFrame (or a .csv path) in the schema's place is the data. A converted scikit-learn Pipeline is
     checked against its own predict on the data rows."""
@@ -107,7 +124,7 @@ def _subject(model: Any, schema: Any, data: Any, what: str = "data") -> Tuple[An
         if data is None:
             raise InputError(f"{m.source or m.name} carries its preprocessing: give the data ({what}=DataFrame or "
                              "a CSV path) to read its schema off, or a schema")
-        s = Schema.from_pipeline(m, data)
+        s = Schema.from_pipeline(m, data, label=label)
     else:
         s = _schema(schema)
         _witness.check_schema(s._native, m)
@@ -141,24 +158,42 @@ def _options(options: Mapping[str, Any]) -> Dict[str, str]:
     return {k.replace("_", "-"): _option_text(v) for k, v in options.items() if v is not None}
 
 
-def _rows(schema: Optional[Schema], rows: Any, what: str) -> Any:
+def _rows(rows: Any, what: str) -> Any:
     """Rows for the C++ side: a CSV path, a DataFrame as CSV text (read through the schema exactly as
-    the CLI reads a file), or raw values [n][features] in schema order."""
+    the CLI reads a file: every column, so that the answer names those it did not read), or raw
+    values [n][features] in schema order."""
     if rows is None:
         return None
     if isinstance(rows, (str, os.PathLike)):
         return {"path": os.fspath(rows), "name": os.fspath(rows)}
     if _is_frame(rows):
-        if schema is not None:
-            keep = set(schema.columns) | {schema.label}
-            rows = rows[[c for c in rows.columns if c in keep]]
         return {"text": rows.to_csv(index=False), "name": what}
     return {"raw": np.ascontiguousarray(rows, dtype=np.float64), "name": what}
 
 
 def _call_line(name: str, args: Sequence[str], options: Mapping[str, Any]) -> str:
-    parts = list(args) + [f"{k}={v!r}" for k, v in options.items() if v is not None]
+    def shown(v: Any) -> str:
+        if _is_frame(v):
+            return f"<DataFrame {len(v)} rows x {len(v.columns)} columns>"
+        if isinstance(v, os.PathLike):
+            return repr(os.fspath(v))
+        return repr(v)
+
+    parts = list(args) + [f"{k}={shown(v)}" for k, v in options.items() if v is not None]
     return f"witness.{name}({', '.join(parts)})"
+
+
+def _write_outputs(outputs: Mapping[str, Optional[Any]], texts: Mapping[str, str]) -> None:
+    """The CLI's --witnesses-out, --regions-out and --flips-out as keywords: each text written to
+    its path, atomically (a temporary file renamed)."""
+    for key, path in outputs.items():
+        if path is None:
+            continue
+        target = os.fspath(path)
+        tmp = target + ".witness-tmp"
+        with open(tmp, "w", encoding="utf-8", newline="") as f:
+            f.write(texts[key])
+        os.replace(tmp, target)
 
 
 def _pairs(csv: str, schema: Schema) -> Any:
@@ -213,7 +248,7 @@ def _run(call: Callable[[Any], Dict[str, Any]], progress: ProgressArg, kind: str
 def fair(
     model: Any,
     schema: Any = None,
-    protected: Optional[Sequence[str]] = None,
+    protected: Union[None, str, Sequence[str]] = None,
     engine: str = "auto",
     time_limit: Optional[float] = None,
     quantify: bool = False,
@@ -222,27 +257,41 @@ def fair(
     seed: Optional[int] = None,
     threads: Optional[int] = None,
     progress: ProgressArg = None,
+    label: Optional[str] = None,
+    groups: Union[None, str, Sequence[str]] = None,
+    favorable: Optional[str] = None,
+    witnesses_out: Any = None,
+    regions_out: Any = None,
+    flips_out: Any = None,
     **options: Any,
 ) -> FairResult:
     """Finds an unfairness witness or proves there is none (witness fair). `model` is a witness
     Model, a model file, or a fitted scikit-learn classifier or Pipeline; `schema` a Schema or a
     schema file, or the data itself (a DataFrame): a Pipeline brings its own schema, read off the
     data. With `data` (a DataFrame or CSV), every row is also checked against every protected value
-    and the group metrics are computed when the rows have labels. Further options are the CLI's
-    flags: max_witnesses=5, max_regions=100, split="widest", query_time_limit=2, ..."""
-    m, s, data = _subject(model, schema, data)
-    flags = _options({"engine": engine, "seed": seed, "threads": threads, "time-limit": time_limit, **options})
+    and the group metrics are computed. `label` names the data's true-label column (never
+    guessed), `groups` the columns of the group table (default: the protected ones, read by the
+    model or not), `favorable` the class people want. Further options are the CLI's flags:
+    max_witnesses=5, max_regions=100, split="widest", query_time_limit=2, ...; witnesses_out,
+    regions_out and flips_out write the CSVs the CLI's flags of those names write."""
+    protected_names, group_names = _names(protected, "protected"), _names(groups, "groups")
+    m, s, data = _subject(model, schema, data, label=label)
+    flags = _options({"engine": engine, "seed": seed, "threads": threads, "time-limit": time_limit,
+                      "favorable": favorable, **options})
     if quantify:
         flags["quantify"] = "true"
-    command = _call_line("fair", [m.source or m.name, s.source], {"protected": protected, "engine": engine,
-                                                                  "time_limit": time_limit, "quantify": quantify or None,
-                                                                  **options})
+    command = _call_line("fair", [repr(m.source or m.name), repr(s.source)],
+                         {"protected": protected, "data": data, "label": label, "groups": groups,
+                          "favorable": favorable, "engine": engine, "time_limit": time_limit,
+                          "quantify": quantify or None, **options})
     out = _run(
-        lambda shown: _witness.fair(m, s._native, list(protected or []), flags, _rows(s, data, "data"),
-                                    _rows(s, seeds, "seeds"), command, shown),
+        lambda shown: _witness.fair(m, s._native, protected_names, flags, _rows(data, "data"),
+                                    _rows(seeds, "seeds"), command, shown, label, group_names),
         progress,
         "fair",
     )
+    _write_outputs({"witnesses": witnesses_out, "regions": regions_out, "flips": flips_out},
+                   {"witnesses": out["pairs_csv"], "regions": out["regions_csv"], "flips": out["flips_csv"]})
     doc = json.loads(out["result"])
     return FairResult(
         text=out["text"],
@@ -256,6 +305,8 @@ def fair(
         undecided=doc.get("undecided"),
         estimate=doc.get("estimate"),
         regions=_regions(out["regions_csv"]),
+        flips=_regions(out["flips_csv"]),
+        groups=doc.get("groups"),
     )
 
 
@@ -268,7 +319,7 @@ def _regions(csv: str) -> Any:
 def test(
     model: Any,
     schema: Any = None,
-    protected: Optional[Sequence[str]] = None,
+    protected: Union[None, str, Sequence[str]] = None,
     method: str = "symbgen",
     budget: Optional[int] = None,
     time_limit: Optional[float] = None,
@@ -315,7 +366,8 @@ def test(
     command = _call_line("test", [shown_name, s.source], {"protected": protected, "method": method, "budget": budget,
                                                           "time_limit": time_limit, **options})
     out = _run(
-        lambda shown: _witness.test(oracle, s._native, list(protected or []), flags, _rows(s, seeds, "seeds"), command,
+        lambda shown: _witness.test(oracle, s._native, _names(protected, "protected"), flags, _rows(seeds, "seeds"),
+                                    command,
                                     name, classes, shown),
         progress,
         "test",
@@ -336,29 +388,36 @@ def test(
 def bias(
     model: Any,
     schema: Any = None,
-    protected: Optional[Sequence[str]] = None,
+    protected: Union[None, str, Sequence[str]] = None,
     samples: int = 100000,
     data: Any = None,
     seed: Optional[int] = None,
     threads: Optional[int] = None,
+    label: Optional[str] = None,
+    groups: Union[None, str, Sequence[str]] = None,
+    favorable: Optional[str] = None,
 ) -> BiasResult:
     """Estimates Bias%: the share of inputs whose label changes with the protected attributes
     (witness bias); drawn uniformly from the domain, or from the rows of `data` (a DataFrame or CSV).
     A DataFrame in the schema's place is the data (a Pipeline's schema is read off it)."""
-    m, s, data = _subject(model, schema, data)
-    command = _call_line("bias", [m.source or m.name, s.source], {"protected": protected, "samples": samples})
-    out = _witness.bias(m, s._native, list(protected or []), _options({"samples": samples, "seed": seed,
-                                                                       "threads": threads}),
-                        _rows(s, data, "data"), command)
+    protected_names, group_names = _names(protected, "protected"), _names(groups, "groups")
+    m, s, data = _subject(model, schema, data, label=label)
+    command = _call_line("bias", [repr(m.source or m.name), repr(s.source)],
+                         {"protected": protected, "data": data, "label": label, "groups": groups,
+                          "favorable": favorable, "samples": samples})
+    out = _witness.bias(m, s._native, protected_names,
+                        _options({"samples": samples, "seed": seed, "threads": threads, "favorable": favorable}),
+                        _rows(data, "data"), command, label, group_names)
     doc = json.loads(out["result"])
     return BiasResult(
         text=out["text"],
         _json=doc,
         _report=out["report"],
         bias_percent=doc["bias_percent"],
-        ci95_percent=list(doc["ci95_percent"]),
-        samples=doc["samples"],
-        discriminatory=doc["discriminatory"],
+        ci95_percent=list(doc.get("ci95_percent", [0.0, 0.0])),
+        samples=doc.get("samples", 0),
+        discriminatory=doc.get("discriminatory", 0),
+        groups=doc.get("groups"),
     )
 
 

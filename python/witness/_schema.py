@@ -125,7 +125,7 @@ class Schema:
         preprocessing) over the rows of `df`: the model's columns with their categories, one-hot
         or ordinal encodings, scalers and imputed values, the classifier's class names, and the
         data's kinds and ranges of numbers (those of `witness schema infer MODEL --data D.csv`).
-        `label` names the label column of `df` (default: the last column, unless the model reads it)."""
+        `label` names the true-label column of `df` (default: none; never guessed)."""
         import pandas as pd
 
         from ._convert import as_model
@@ -143,7 +143,7 @@ class Schema:
         if not m.columns:
             raise InputError(f"from_pipeline: {m.source or m.name} carries no preprocessing (no raw columns); use "
                              "Schema.from_dataframe or a schema file")
-        toml = _witness.infer_schema(text, name, label, m)
+        toml = _witness.infer_schema(text, name, label or "", m)
         if protected:
             listed = "protected = [" + ", ".join(_toml_string(p) for p in protected) + "]"
             toml = toml.replace("\nprotected = []\n", "\n" + listed + "\n", 1)

@@ -25,7 +25,7 @@ int run_query_command(const QueryArgs& args) {
   job.options.cancel = &interrupt_flag();
   std::vector<Query> queries;
   for (const auto& f : args.files) {
-    for (Query& q : load_query_file(f)) queries.push_back(std::move(q));
+    for (Query& q : load_query_file(f, !job.model.empty() || !job.program.empty())) queries.push_back(std::move(q));
   }
   queries = job_queries(std::move(queries), job);
   int status = 0;

@@ -227,10 +227,15 @@ std::string header_lines(const Table& t, const std::string& what) {
   return out;
 }
 
-std::string label_lines(const Table& t, std::optional<std::size_t> label_col, const std::vector<std::string>& classes) {
+std::string label_lines(const Table& t, std::optional<std::size_t> label_col, const std::vector<std::string>& classes,
+                        bool guessed) {
   if (!label_col) return "# no label column\n";
   const Column& l = t.cols[*label_col];
-  std::string out = fmt::format("label = {}\n", toml_string(l.name));
+  std::string out = guessed ? fmt::format(
+                                  "label = {}  # the last column, taken as the true label: check it (--label "
+                                  "names another; answers never guess it)\n",
+                                  toml_string(l.name))
+                            : fmt::format("label = {}\n", toml_string(l.name));
   if (!classes.empty()) return out + toml_string_array("label_classes", classes);
   if (!l.numeric) return out + toml_string_array("label_classes", distinct_sorted(l.values));
   if (!l.integral) {
@@ -293,7 +298,7 @@ std::string model_schema(const Table& t, const std::optional<std::string>& label
   }
   const std::optional<std::size_t> label_col = label_column(t, label, model.columns);
   std::string out = header_lines(t, fmt::format(" and the preprocessing of {}", model.source));
-  out += label_lines(t, label_col, model.rule.class_labels);
+  out += label_lines(t, label_col, model.rule.class_labels, !label.has_value());
   std::vector<std::string> ignored;
   for (std::size_t c = 0; c < t.cols.size(); ++c) {
     const bool read = std::find(data_col.begin(), data_col.end(), std::optional<std::size_t>(c)) != data_col.end();
@@ -366,7 +371,7 @@ std::string data_schema(const Table& t, const std::optional<std::string>& label)
     }
   }
   std::string out = header_lines(t, "");
-  out += label_lines(t, label_col, {});
+  out += label_lines(t, label_col, {}, !label.has_value());
   out += "protected = []\n";
   for (std::size_t c = 0; c < t.cols.size(); ++c) {
     if (label_col && c == *label_col) continue;

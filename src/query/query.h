@@ -177,10 +177,12 @@ QueryAnswer answer_query(const Model& model, const Query& q, const QueryOptions&
 QueryAnswer answer_query(const Program& program, const Query& q, const QueryOptions& options = {});
 
 // Reads a TOML query file: one query at top level, or several in [[query]] tables.
-// Model paths are resolved against the file's folder. InputError on anything malformed.
-std::vector<Query> load_query_file(const std::string& path);
+// Model paths are resolved against the file's folder. InputError on anything malformed, and for a
+// query that names no model or program unless `agent_given` (the caller's --model or --program
+// answers every query: job_queries sets it).
+std::vector<Query> load_query_file(const std::string& path, bool agent_given = false);
 // The same for text that was never saved (witness serve): `path` names it in messages, and model
 // and program paths are resolved against its folder.
-std::vector<Query> load_query_text(const std::string& text, const std::string& path);
+std::vector<Query> load_query_text(const std::string& text, const std::string& path, bool agent_given = false);
 
 }  // namespace witness

@@ -25,8 +25,9 @@ constexpr std::string_view kInputKeys[] = {"role", "type", "value", "min", "max"
 
 class QueryFileReader {
  public:
-  explicit QueryFileReader(const std::string& path) : QueryFileReader(path, read_file(path)) {}
-  QueryFileReader(std::string path, std::string text) : path_(std::move(path)), text_(std::move(text)) {
+  QueryFileReader(const std::string& path, bool agent_given) : QueryFileReader(path, read_file(path), agent_given) {}
+  QueryFileReader(std::string path, std::string text, bool agent_given)
+      : path_(std::move(path)), text_(std::move(text)), agent_given_(agent_given) {
     std::istringstream in(text_);
     for (std::string line; std::getline(in, line);) lines_.push_back(line);
   }
@@ -208,26 +209,32 @@ class QueryFileReader {
     if (model != nullptr && program != nullptr) {
       fail(program, fmt::format("query '{}' names both a model and a program; give one", q.name));
     }
-    if (model == nullptr && program == nullptr) {
+    if (model == nullptr && program == nullptr && !agent_given_) {
       fail(&t, fmt::format("query '{}' has no 'model' or 'program' (a path relative to this file)", q.name));
     }
-    const toml::node* agent = model != nullptr ? model : program;
-    const char* key = model != nullptr ? "model" : "program";
-    const std::string rel = string_of(agent, fmt::format("'{}'", key));
-    const std::filesystem::path resolved = std::filesystem::path(path_).parent_path() / rel;
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(resolved, ec)) {
-      fail(agent, fmt::format("{} '{}' not found (looked for {})", key, rel, resolved.string()));
-    }
-    (model != nullptr ? q.model_path : q.program_path) = resolved.lexically_normal().string();
-    q.model_where = fmt::format("{}: {}", path_, at(agent->source()));
     const toml::node* function = get(t, defaults, "function");
-    if (program != nullptr) {
-      if (function == nullptr) {
-        fail(program,
-             fmt::format("query '{}' names a program but no function = \"...\" (the decision function)", q.name));
+    if (model == nullptr && program == nullptr) {
+      // The caller's --model or --program (Python's model=) answers it.
+      q.model_where = fmt::format("{}: query '{}'", path_, q.name);
+      if (function != nullptr) q.function = string_of(function, "'function'");
+    } else {
+      const toml::node* agent = model != nullptr ? model : program;
+      const char* key = model != nullptr ? "model" : "program";
+      const std::string rel = string_of(agent, fmt::format("'{}'", key));
+      const std::filesystem::path resolved = std::filesystem::path(path_).parent_path() / rel;
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(resolved, ec)) {
+        fail(agent, fmt::format("{} '{}' not found (looked for {})", key, rel, resolved.string()));
       }
-      q.function = string_of(function, "'function'");
+      (model != nullptr ? q.model_path : q.program_path) = resolved.lexically_normal().string();
+      q.model_where = fmt::format("{}: {}", path_, at(agent->source()));
+      if (program != nullptr) {
+        if (function == nullptr) {
+          fail(program,
+               fmt::format("query '{}' names a program but no function = \"...\" (the decision function)", q.name));
+        }
+        q.function = string_of(function, "'function'");
+      }
     }
     if (const toml::node* n = get(t, defaults, "nearest")) {
       const auto v = n->value<bool>();
@@ -277,15 +284,18 @@ class QueryFileReader {
 
   std::string path_;
   std::string text_;
+  bool agent_given_ = false;  // queries without a model or program are answered by the caller's
   std::vector<std::string> lines_;
 };
 
 }  // namespace
 
-std::vector<Query> load_query_file(const std::string& path) { return QueryFileReader(path).read(); }
+std::vector<Query> load_query_file(const std::string& path, bool agent_given) {
+  return QueryFileReader(path, agent_given).read();
+}
 
-std::vector<Query> load_query_text(const std::string& text, const std::string& path) {
-  return QueryFileReader(path, text).read();
+std::vector<Query> load_query_text(const std::string& text, const std::string& path, bool agent_given) {
+  return QueryFileReader(path, text, agent_given).read();
 }
 
 }  // namespace witness

@@ -5,12 +5,14 @@
 
 #include <algorithm>
 #include <array>
+#include <filesystem>
 #include <fstream>
 #include <utility>
 
 #include "core/error.h"
 #include "core/sha256.h"
 #include "domain/infer.h"
+#include "model/digest.h"
 #include "model/loaders.h"
 
 namespace witness {
@@ -174,8 +176,24 @@ JobSubject load_subject(const SubjectSource& src) {
   }
   s.protected_features = s.schema.protected_indices(s.protected_names);
   if (src.seeds.given()) s.seeds = read_rows(src.seeds, s.schema);
-  if (!src.model_path.empty()) s.files.push_back(input_file("model", src.model_path));
-  if (!src.schema_path.empty()) s.files.push_back(input_file("schema", src.schema_path));
+  // A model or schema handed over in memory (Python) is named by the file it was read from, when
+  // there is one, else by the SHA-256 of its content as witness reads it (model/digest.h).
+  std::error_code ec;
+  if (!src.model_path.empty()) {
+    s.files.push_back(input_file("model", src.model_path));
+  } else if (s.model && std::filesystem::is_regular_file(s.model->source, ec)) {
+    s.files.push_back(input_file("model", s.model->source));
+  } else if (s.model) {
+    s.files.push_back({.role = "model",
+                       .name = s.model->source + " (in memory; SHA-256 of its content)",
+                       .sha256 = model_digest(*s.model),
+                       .bytes = 0});
+  }
+  if (!src.schema_path.empty()) {
+    s.files.push_back(input_file("schema", src.schema_path));
+  } else if (src.schema && std::filesystem::is_regular_file(s.schema.source(), ec)) {
+    s.files.push_back(input_file("schema", s.schema.source()));
+  }
   add_rows_file(s, "data", src.data);
   add_rows_file(s, "seeds", src.seeds);
   return s;

@@ -42,8 +42,11 @@ def load_data(name):
 
 def without_times(doc):
     """A --json document without what differs between two runs of the same job: times, rates per
-    second and the counters of the solvers' time."""
+    second and the counters of the solvers' time; and of its provenance, when it ran and how it was
+    called (a Python call and a command line)."""
     if isinstance(doc, dict):
+        if "files" in doc and "created" in doc and "command" in doc:  # a provenance block
+            doc = {k: v for k, v in doc.items() if k not in ("created", "command")}
         return {
             k: without_times(v)
             for k, v in doc.items()

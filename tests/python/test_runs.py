@@ -22,7 +22,7 @@ def answer_of(doc):
     """A fair --json document without the search's effort (regions, leaves, tests): the engines
     race a falsifier against the prover, so two runs of the same job differ there."""
     return {
-k: v for k, v in without_times(doc).items() if k not in ("stats", "counters")
+k: v for k, v in without_times(doc).items() if k not in ("stats", "counters", "provenance")
 }
 
 def test_fair_equals_the_cli_json(cli):
