@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 #include <tuple>
 #include <unordered_map>
@@ -174,6 +176,49 @@ std::vector<ProposedRule> dependency_rules(const std::vector<DataColumn>& column
   }
   for (auto& best : by_target) {
     if (best) out.push_back(std::move(best->rule));
+  }
+  return out;
+}
+
+std::vector<ProposedRule> order_rules(const std::vector<DataColumn>& columns) {
+  constexpr std::size_t kMaxNumeric = 64;
+  constexpr double kMostlyShare = 0.01;  // the share of rows a proposed order may break
+  std::vector<std::size_t> numeric;
+  for (std::size_t c = 0; c < columns.size(); ++c)
+    if (columns[c].numeric) numeric.push_back(c);
+  std::vector<ProposedRule> out;
+  if (numeric.size() < 2 || numeric.size() > kMaxNumeric) return out;
+  const std::size_t rows = columns[numeric[0]].values->size();
+  constexpr double kMissing = std::numeric_limits<double>::quiet_NaN();
+  std::vector<std::vector<double>> v(numeric.size(), std::vector<double>(rows, kMissing));
+  std::vector<double> lo(numeric.size(), std::numeric_limits<double>::infinity()), hi(numeric.size(), -lo[0]);
+  for (std::size_t k = 0; k < numeric.size(); ++k) {
+    const std::vector<std::string_view>& values = *columns[numeric[k]].values;
+    for (std::size_t r = 0; r < rows; ++r) {
+      if (values[r].empty()) continue;
+      v[k][r] = number(values[r]);
+      lo[k] = std::min(lo[k], v[k][r]);
+      hi[k] = std::max(hi[k], v[k][r]);
+    }
+  }
+  for (std::size_t a = 0; a < numeric.size(); ++a) {
+    for (std::size_t b = 0; b < numeric.size(); ++b) {
+      if (a == b || !(lo[a] < hi[a]) || !(lo[b] < hi[b]) || hi[a] <= lo[b]) continue;  // one value, or implied
+      std::size_t both = 0, broken = 0, equal = 0;
+      for (std::size_t r = 0; r < rows; ++r) {
+        if (std::isnan(v[a][r]) || std::isnan(v[b][r])) continue;
+        ++both;
+        broken += v[a][r] > v[b][r] ? 1 : 0;
+        equal += v[a][r] == v[b][r] ? 1 : 0;
+      }
+      // Equal on every row is a dependency (proposed as such), not an order; and the pair is
+      // proposed once when both orders hold (a == b then, mostly).
+      if (both == 0 || equal == both || static_cast<double>(broken) > kMostlyShare * static_cast<double>(both))
+        continue;
+      const std::string x = name_of(columns[numeric[a]].name), y = name_of(columns[numeric[b]].name);
+      if (x.empty() || y.empty()) continue;
+      out.push_back({.text = fmt::format("{} <= {}", x, y), .one_to_one = false, .broken = broken, .rows = both});
+    }
   }
   return out;
 }

@@ -23,6 +23,8 @@ struct DataColumn {
 struct ProposedRule {
   std::string text;         // a rule of the constraint language (docs/schema.md)
   bool one_to_one = false;  // the source also follows the target (education <-> education-num)
+  std::size_t broken = 0;   // rows that break it (order rules may; dependencies never do)
+  std::size_t rows = 0;     // rows it was checked on
 };
 
 // For each pair of columns where one determines the other on every row (and the source is no row
@@ -32,5 +34,11 @@ struct ProposedRule {
 // that ends at a numeric column when one side is numeric. At most one rule per target (a bucket,
 // else a one-to-one map, else the map from the fewest values), in column order.
 [[nodiscard]] std::vector<ProposedRule> dependency_rules(const std::vector<DataColumn>& columns);
+
+// For each pair of numeric columns, `a <= b` when it holds on all but at most 1% of the rows that
+// have both values, and the columns' ranges overlap (else the bounds already say it): housing
+// cost never above the total debt ratio, a start year never after an end year. Columns with one
+// value, and tables of more than 64 numeric columns, give none.
+[[nodiscard]] std::vector<ProposedRule> order_rules(const std::vector<DataColumn>& columns);
 
 }  // namespace witness

@@ -280,6 +280,28 @@ std::string normalisation_lines(const Normalisation& n) {
   return {};
 }
 
+// The dependencies and orders the data shows, commented out: the data cannot tell design from
+// chance, nor a rule from a data-entry slip.
+std::string constraint_lines(const std::vector<ProposedRule>& rules) {
+  if (rules.empty()) return {};
+  std::string out =
+      "\n# The data's rows satisfy these rules (docs/schema.md, Constraints), every row unless a count says\n"
+      "# otherwise. Keep the ones that hold by design, not by chance of the sample, by removing their '#':\n"
+      "# [constraints]\n# rules = [\n";
+  for (const ProposedRule& r : rules) {
+    std::string note = r.one_to_one ? "  # one-to-one" : "";
+    if (r.broken > 0) note = fmt::format("  # broken by {} of {} rows", r.broken, r.rows);
+    out += fmt::format("#   '{}',{}\n", r.text, note);
+  }
+  return out + "# ]\n";
+}
+
+std::vector<ProposedRule> proposed_rules(const std::vector<DataColumn>& columns) {
+  std::vector<ProposedRule> rules = dependency_rules(columns);
+  for (ProposedRule& r : order_rules(columns)) rules.push_back(std::move(r));
+  return rules;
+}
+
 // The schema of a model that carries its preprocessing: its columns, encodings and classes, with
 // the data's ranges.
 std::string model_schema(const Table& t, const std::optional<std::string>& label, const Model& model) {
@@ -346,17 +368,13 @@ std::string model_schema(const Table& t, const std::optional<std::string>& label
     out += normalisation_lines(rc.norm);
     if (!rc.missing.empty()) out += fmt::format("missing = {}\n", toml_value(rc.missing, !rc.categorical));
   }
+  std::vector<DataColumn> features;
+  for (std::size_t k = 0; k < model.columns.size(); ++k) {
+    const Column& col = t.cols[*data_col[k]];
+    features.push_back({col.name, col.numeric && !model.columns[k].categorical, &col.values});
+  }
+  out += constraint_lines(proposed_rules(features));
   return out;
-}
-
-// The dependencies the data shows, commented out: the data cannot tell design from chance.
-std::string constraint_lines(const std::vector<ProposedRule>& rules) {
-  if (rules.empty()) return {};
-  std::string out =
-      "\n# Every row of the data satisfies these rules (docs/schema.md, Constraints). Keep the ones that hold\n"
-      "# by design, not by chance of the sample, by removing their '#':\n# [constraints]\n# rules = [\n";
-  for (const ProposedRule& r : rules) out += fmt::format("#   '{}',{}\n", r.text, r.one_to_one ? "  # one-to-one" : "");
-  return out + "# ]\n";
 }
 
 std::string data_schema(const Table& t, const std::optional<std::string>& label) {
@@ -388,7 +406,7 @@ std::string data_schema(const Table& t, const std::optional<std::string>& label)
   for (std::size_t c = 0; c < t.cols.size(); ++c) {
     if (!label_col || c != *label_col) features.push_back({t.cols[c].name, t.cols[c].numeric, &t.cols[c].values});
   }
-  out += constraint_lines(dependency_rules(features));
+  out += constraint_lines(proposed_rules(features));
   return out;
 }
 
