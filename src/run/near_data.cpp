@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <vector>
 
@@ -39,13 +40,24 @@ FairnessResult fair_near_data(const JobSubject& subject, const FairnessProblem& 
   if (rows == 0.0)
     throw InputError(subject.data_name, "", "--near-data: no data row satisfies the schema's constraints");
 
+  // Boxes over real-valued features are never counted exactly (the engine splits them down to
+  // slivers): without a time limit they share a default one, said in the answer's phase.
+  constexpr double kRealBoxesSeconds = 30.0;
+  bool real_valued = false;
+  for (int f = 0; f < schema.size(); ++f)
+    real_valued = real_valued || (!is_prot[static_cast<std::size_t>(f)] && !schema.feature(f).integral());
+  Env shared = env;
+  const bool default_limit = real_valued && !std::isfinite(env.seconds_left());
+  if (default_limit) {
+    shared.options.set("time-limit", fmt::format("{}", env.elapsed_seconds() + kRealBoxesSeconds));
+  }
   FairnessResult out;
   out.engine = "complete";
   out.share.measured = true;
   double certified = 0.0, falsified = 0.0, decided = 0.0;  // weighted shares; rows whose box finished
   std::size_t boxes = 0;
   const int asked = std::max(1, settings.max_witnesses);
-  for (std::size_t b = 0; b < first.size() && !env.expired(); ++b) {
+  for (std::size_t b = 0; b < first.size() && !shared.expired(); ++b) {
     Eigen::VectorXd lo(schema.size()), hi(schema.size());
     for (int f = 0; f < schema.size(); ++f) {
       const Feature& feat = schema.feature(f);
@@ -61,7 +73,17 @@ FairnessResult fair_near_data(const JobSubject& subject, const FairnessProblem& 
     const FairnessProblem near(problem.model(), box, problem.protected_names());
     EngineSettings s = settings;
     s.max_witnesses = std::max(1, asked - static_cast<int>(out.witnesses.size()));
-    const FairnessResult r = run_fairness_engine("complete", near, s, env);
+    // Under a time limit every box gets its share of what is left (a box that finishes early
+    // leaves its time to the rest), so that every row's box is searched: on real-valued features
+    // one box could otherwise take the whole limit splitting slivers.
+    Env box_env = env;
+    if (const double left = shared.seconds_left(); std::isfinite(left)) {
+      box_env.options.set("time-limit",
+                          fmt::format("{}", std::max(0.001, left / static_cast<double>(first.size() - b))));
+      box_env.start();
+    }
+    s.estimate_seconds = 0.0;  // a box's undecided share stays undecided: no sampling per box
+    const FairnessResult r = run_fairness_engine("complete", near, s, box_env);
     out.stats.regions += r.stats.regions;
     out.stats.leaves += r.stats.leaves;
     out.stats.tests += r.stats.tests;
@@ -85,7 +107,11 @@ FairnessResult fair_near_data(const JobSubject& subject, const FairnessProblem& 
   out.share.falsified = falsified / rows;
   // Exactly 0 once every box finished (the weighted sums need not add up to 1 in floating point).
   out.share.undecided = decided == rows ? 0.0 : std::max(0.0, 1.0 - out.share.certified - out.share.falsified);
-  out.phase = fmt::format("near data: boxes of +-{} around {} of {} distinct rows", k, boxes, first.size());
+  out.phase = fmt::format("near data: boxes of +-{} around {} of {} distinct rows{}", k, boxes, first.size(),
+                          default_limit ? fmt::format(" (real-valued features and no --time-limit: the boxes shared "
+                                                      "{:.0f} s)",
+                                                      kRealBoxesSeconds)
+                                        : "");
   out.witnesses_asked = asked;
   if (!out.witnesses.empty()) {
     out.verdict = Verdict::Witness;
@@ -95,7 +121,7 @@ FairnessResult fair_near_data(const JobSubject& subject, const FairnessProblem& 
     out.exhaustive = true;
   } else {
     out.reason = boxes < first.size() ? fmt::format("{} reached after {} of the {} boxes around the data rows",
-                                                    env.stop_reason(), boxes, first.size())
+                                                    shared.stop_reason(), boxes, first.size())
                                       : "some box around a data row stays undecided";
   }
   out.stats.seconds = env.elapsed_seconds();

@@ -118,3 +118,31 @@ def test_query_with_a_pipeline_as_the_model(pipe, audit_frame):
     inputs["age"] = {"role": "environment", "type": "int"}  # free: might another age change the decision?
     r = witness.query({"name": "age", "kind": "might", "behavior": "label == 1", "inputs": inputs}, model=pipe)
     assert r.answers[0]["answer"] in (True, False)
+
+
+def test_near_data_over_real_valued_rows_visits_every_box():
+    # 2,000 applicants with real-valued ratios (the probe's mortgage shape): every row's box is
+    # searched within the time limit, each box with its share of the time.
+    import sys
+    import time
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import skl2onnx_shapes as s2o
+
+    rng = np.random.default_rng(1)
+    n = 2000
+    dir_ = rng.uniform(0.1, 0.6, n).round(3)
+    df = pd.DataFrame({"deny": "", "dir": dir_, "hir": (dir_ * rng.uniform(0.3, 1.0, n)).round(3),
+                       "lvr": rng.uniform(0.2, 1.2, n).round(3), "afam": rng.choice(["no", "yes"], n)})
+    df["deny"] = np.where(3 * df["dir"] + 0.4 * (df["afam"] == "yes") + rng.normal(0, 0.3, n) > 1.2, "yes", "no")
+    X = df.drop(columns=["deny"]).astype({"dir": "float32", "hir": "float32", "lvr": "float32"})
+    pipe = s2o.standard_pipeline(LogisticRegression(max_iter=500), string_cols=["afam"],
+                                 numeric_cols=["dir", "hir", "lvr"]).fit(X, df["deny"])
+    t = time.time()
+    r = witness.fair(pipe, df, protected="afam", label="deny", favorable="no", near_data=1, quantify=True,
+                     time_limit=20)
+    assert time.time() - t < 30
+    phase = r.to_dict()["phase"]
+    distinct = len(X.drop(columns=["afam"]).drop_duplicates())
+    assert f"around {distinct} of {distinct} distinct rows" in phase, phase
+    assert r.verdict == "witness" and r.undecided < 0.01
