@@ -13,7 +13,6 @@ import http.client
 import json
 import os
 import random
-import re
 import shutil
 import signal
 import socket
@@ -23,35 +22,17 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_client import Checks, start_server  # noqa: E402
+
 WITNESS, SRC = sys.argv[1], sys.argv[2]
 COUNT = int(sys.argv[sys.argv.index("--count") + 1]) if "--count" in sys.argv else 1000
-failures = []
-passes = 0
-
-
-def check(name, ok, detail=""):
-    global passes
-    if ok:
-        passes += 1
-    else:
-        failures.append(name)
-        print(f"FAIL {name}: {detail}"[:600], flush=True)
-
-
-def start_server(root, *extra):
-    proc = subprocess.Popen([WITNESS, "serve", "--root", root, "--port", "0", *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = proc.stdout.readline()
-    m = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=(\w+)", line)
-    if not m:
-        proc.kill()
-        raise SystemExit(f"serve printed no URL: {line!r} {proc.stderr.read()[:500]}")
-    return proc, int(m.group(1)), m.group(2)
+check = Checks()
 
 
 class Server:
     def __init__(self, root, *extra):
-        self.proc, self.port, self.token = start_server(root, *extra)
+        self.proc, self.port, self.token = start_server(WITNESS, root, *extra)
 
     def request(self, method, path, body=None, headers=None, timeout=10):
         """(status, parsed JSON or raw text); status -1 with the error's text if the connection failed."""
@@ -321,8 +302,7 @@ def main():
         stopped = server.stop()
         check("SIGTERM stops the server with jobs running", stopped and time.time() - t < 15,
               f"{time.time() - t:.1f} s")
-        print(f"hostile clients: {passes} passed, {len(failures)} failed")
-        return 1 if failures else 0
+        return check.summary("hostile clients")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

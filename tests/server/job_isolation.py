@@ -27,30 +27,16 @@ import time
 import urllib.parse
 
 WITNESS, SRC = sys.argv[1], sys.argv[2]
-failures = []
-passes = 0
 SECRET = "witness-secret-7f3a9c-do-not-leak"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_client import Checks, start_server  # noqa: E402
 
-
-def check(name, ok, detail=""):
-    global passes
-    if ok:
-        passes += 1
-    else:
-        failures.append(name)
-        print(f"FAIL {name}: {detail}"[:800], flush=True)
+check = Checks()
 
 
 class Server:
     def __init__(self, root, *extra):
-        self.proc = subprocess.Popen([WITNESS, "serve", "--root", root, "--port", "0", *extra],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        line = self.proc.stdout.readline()
-        m = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=(\w+)", line)
-        if not m:
-            self.proc.kill()
-            raise SystemExit(f"serve printed no URL: {line!r} {self.proc.stderr.read()[:500]}")
-        self.port, self.token = int(m.group(1)), m.group(2)
+        self.proc, self.port, self.token = start_server(WITNESS, root, *extra)
         self.seen = []  # every body the server sent, for the secret check
 
     def request(self, method, path, body=None, timeout=30):
@@ -220,8 +206,7 @@ def main():
         leftovers = subprocess.run(["pgrep", "-f", f"serve-job.*|clang.*{re.escape(root)}"],
                                    capture_output=True, text=True).stdout.split()
         check("no job process or compiler outlives the server", not leftovers, " ".join(leftovers))
-        print(f"job isolation: {passes} passed, {len(failures)} failed")
-        return 1 if failures else 0
+        return check.summary("job isolation")
     finally:
         shutil.rmtree(root, ignore_errors=True)
         shutil.rmtree(outside, ignore_errors=True)
