@@ -1,6 +1,7 @@
 #include "fairness/verdict.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -132,6 +133,39 @@ std::optional<WitnessPair> WitnessReplayer::replay_raw(Eigen::VectorXd raw, Eige
   return w;
 }
 
+namespace {
+
+// A bound rounded outward to `digits` significant digits (down for a low end, up for a high one),
+// so that the rule read by a person still covers the region.
+double outward(double x, bool up, int digits = 4) {
+  if (x == 0.0 || !std::isfinite(x)) return x;
+  const double step = std::pow(10.0, std::floor(std::log10(std::fabs(x))) - (digits - 1));
+  return (up ? std::ceil(x / step) : std::floor(x / step)) * step;
+}
+
+// Categories lo..hi as a set: the set itself when short, else what it leaves out.
+std::string category_set(const Schema& schema, int f, long lo, long hi) {
+  constexpr long kShown = 12;
+  const auto k = static_cast<long>(schema.feature(f).categories.size());
+  auto names = [&](long a, long b, std::vector<std::string>& out) {
+    for (long v = a; v <= b; ++v) out.push_back(schema.display_quoted(f, static_cast<double>(v)));
+  };
+  std::vector<std::string> in;
+  names(lo, hi, in);
+  if (static_cast<long>(in.size()) <= kShown)
+    return fmt::format("{} in {{{}}}", schema.feature(f).name, fmt::join(in, ", "));
+  std::vector<std::string> out;
+  names(0, lo - 1, out);
+  names(hi + 1, k - 1, out);
+  if (static_cast<long>(out.size()) <= kShown)
+    return fmt::format("{} not in {{{}}}", schema.feature(f).name, fmt::join(out, ", "));
+  const auto more = static_cast<long>(in.size()) - kShown;
+  in.resize(static_cast<std::size_t>(kShown));
+  return fmt::format("{} in {{{}, and {} more}}", schema.feature(f).name, fmt::join(in, ", "), more);
+}
+
+}  // namespace
+
 std::string region_rule(const Schema& schema, const RegionReport& region, const std::vector<int>& protected_features) {
   std::string out;
   for (int f = 0; f < schema.size(); ++f) {
@@ -142,16 +176,12 @@ std::string region_rule(const Schema& schema, const RegionReport& region, const 
     std::string part;
     if (lo == hi) {
       part = feat.name + "=" + schema.display_quoted(f, lo);
-    } else if (feat.kind == FeatureKind::Categorical && hi - lo < 4.0) {
-      for (auto v = static_cast<long>(lo); v <= static_cast<long>(hi); ++v) {
-        if (!part.empty()) part += ", ";
-        part += schema.display_quoted(f, static_cast<double>(v));
-      }
-      part = fmt::format("{} in {{{}}}", feat.name, part);
+    } else if (feat.kind == FeatureKind::Categorical) {
+      part = category_set(schema, f, static_cast<long>(lo), static_cast<long>(hi));
     } else if (feat.integral()) {
       part = fmt::format("{} {}..{}", feat.name, schema.display_quoted(f, lo), schema.display_quoted(f, hi));
     } else {
-      part = fmt::format("{} in [{}, {}]", feat.name, schema.display_quoted(f, lo), schema.display_quoted(f, hi));
+      part = fmt::format("{} in [{:.4g}, {:.4g}]", feat.name, outward(lo, false), outward(hi, true));
     }
     out += (out.empty() ? "" : ", ") + part;
   }

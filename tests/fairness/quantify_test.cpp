@@ -365,7 +365,13 @@ features = [
   EXPECT_EQ(region_rule(s, g, {2}), "age 20..29, job in {\"a b\", c}");
   g.lo = Eigen::Vector4d(0, 1, 0, 0.25);
   g.hi = Eigen::Vector4d(99, 5, 1, 0.5);
-  EXPECT_EQ(region_rule(s, g, {2}), "job c..g, x in [0.25, 0.5]");
+  EXPECT_EQ(region_rule(s, g, {2}), "job in {c, d, e, f, g}, x in [0.25, 0.5]");
+  // Real bounds are rounded outward to 4 significant digits: the rule still covers the region.
+  g.lo(3) = 0.123456789;
+  g.hi(3) = 0.987654321;
+  EXPECT_EQ(region_rule(s, g, {2}), "job in {c, d, e, f, g}, x in [0.1234, 0.9877]");
+  g.lo(3) = 0.25;
+  g.hi(3) = 0.5;
   g.lo = Eigen::Vector4d(0, 0, 0, 0);
   g.hi = Eigen::Vector4d(99, 5, 1, 1);
   EXPECT_EQ(region_rule(s, g, {2}), "the whole domain");
