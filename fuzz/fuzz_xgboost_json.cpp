@@ -1,28 +1,11 @@
-// libFuzzer target: any text must give parse_xgboost_json a Model or a witness::Error, never a crash.
-// A model that loads is evaluated on a few rows (zeros, ones, NaN for the default directions, large
-// values for the category chains), in double and in float32 as XGBoost computes.
+// libFuzzer target: any text must give parse_xgboost_json a Model or a witness::Error, never a crash
+// (fuzz_xgboost.h). Its corpus is XGBoost's JSON form.
 #include <cstddef>
 #include <cstdint>
-#include <limits>
-#include <string>
 
-#include "core/error.h"
-#include "fuzz_common.h"
-#include "model/evaluator.h"
-#include "model/loaders.h"
+#include "fuzz_xgboost.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  witness::fuzz::run_one([&] {
-    const witness::Model m = witness::parse_xgboost_json(witness::fuzz::text_of(data, size), "fuzz.json");
-    if (m.input_width() <= 4096) {
-      Eigen::MatrixXd x(m.input_width(), 4);
-      x.col(0).setZero();
-      x.col(1).setOnes();
-      x.col(2).setConstant(std::numeric_limits<double>::quiet_NaN());
-      x.col(3).setConstant(-1e30);
-      (void)witness::evaluate(m, x);
-      (void)witness::evaluate(m, x, witness::Precision::Float32);
-    }
-  });
+  witness::fuzz::run_xgboost(data, size, "fuzz.json");
   return 0;
 }
