@@ -99,11 +99,13 @@ int run_fair_command(const FairArgs& args) {
   // The last resort behind --time-limit: Z3 4.8.12 ignores its timeout and interrupts inside some
   // integer checks, so if the engine has not returned well after the limit, print an inconclusive
   // answer (with the shares known so far) and end the process (exit 20) instead of overrunning.
-  // The whole command counts (loading a wide network takes seconds): the answer comes by 10% + 1 s
+  // The whole command counts (loading a wide network takes seconds): the answer comes within 10% or 1 s
   // past the limit, counted from the start.
   // Exiting a process of a few GB takes a few tenths; a checkpoint at the end, about a second per
   // 150,000 open regions.
-  const double grace = limit * 0.1 + 0.5 + (args.checkpoint.empty() && !subproblem ? 0.0 : 2.0 + limit * 0.1);
+  // "Within 10% or 1 s of the limit": the alarm leaves 30% of that for printing and exiting.
+  const double grace =
+      0.7 * std::max(limit * 0.1, 1.0) + (args.checkpoint.empty() && !subproblem ? 0.0 : 2.0 + limit * 0.1);
   auto late_answer = [&]() {
     const std::string why = fmt::format("the engine did not stop within {:.1f} s of the {} s time limit{}", grace,
                                         limit, uses_z3 ? " (a Z3 call ignored its timeout)" : "");

@@ -2,10 +2,18 @@
 // might / would counterfactual queries (soid) with a replayed scenario.
 #include "query/query.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <iostream>
+#include <memory>
 
 #include "cli/cli.h"
+#include "core/alarm.h"
 #include "report/query_report.h"
+#include "report/rows.h"
 #include "run/jobs.h"
 
 namespace witness::cli {
@@ -30,10 +38,51 @@ int run_query_command(const QueryArgs& args) {
   queries = job_queries(std::move(queries), job);
   int status = 0;
   const std::string given = !job.model.empty() ? "--model" : !job.program.empty() ? "--program" : "";
+  // The last resort behind a query's time limit: one term of a wide network can take Z3 seconds to
+  // build, which no poll interrupts. A query (its model's loading included) that has not answered
+  // within its limit and 70% of max(10%, 1 s) gets an unknown answer, printed with those before
+  // it, and the process ends (exit 20); the queries after it are not asked.
+  std::size_t answered = 0;
+  nlohmann::json so_far = nlohmann::json::array();
+  const double limit = job.options.time_limit;
+  auto overdue = [&] {
+    const Query& q = queries[answered];
+    QueryAnswer a;
+    a.name = q.name;
+    a.kind = q.kind;
+    a.semantics = q.semantics;
+    a.status = QueryAnswer::Status::Unknown;
+    const std::size_t left = queries.size() - answered - 1;
+    a.reason_unknown = fmt::format("time limit ({} s): the solver did not stop in time, so witness ended{}", limit,
+                                   left == 0 ? "" : fmt::format("; the {} queries after it were not asked", left));
+    a.seconds = limit + 0.7 * std::max(0.1 * limit, 1.0);
+    if (args.json) {
+      so_far.push_back(query_json(q, a));
+      std::cout << json_text(nlohmann::json{{"queries", so_far}}) << '\n';
+    } else {
+      std::cout << query_text(q, a);
+    }
+    std::cout.flush();
+    std::_Exit(20);
+  };
+  auto arm = [&]() -> std::unique_ptr<Alarm> {
+    if (limit <= 0 || answered >= queries.size()) return nullptr;
+    const double window = limit + 0.7 * std::max(0.1 * limit, 1.0);
+    return std::make_unique<Alarm>(
+        std::chrono::steady_clock::now() +
+            std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(window)),
+        overdue);
+  };
+  std::unique_ptr<Alarm> deadline = arm();
   const RunOutput out = run_queries(queries, job.options, given, [&](const Query& q, const QueryAnswer& a) {
+    deadline.reset();
+    ++answered;
     if (a.status == QueryAnswer::Status::Unknown) status = 20;
     if (!args.json) std::cout << query_text(q, a) << std::flush;  // as each answer comes
+    so_far.push_back(query_json(q, a));
+    deadline = arm();
   });
+  deadline.reset();
   if (args.json) print_json(out.result);
   return status;
 }

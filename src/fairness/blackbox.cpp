@@ -176,6 +176,8 @@ void TestLedger::test(const Eigen::MatrixXd& proposed, const std::vector<int>& p
   std::vector<Eigen::Index> tests;  // columns that count as new tests
   const std::size_t width = free_features_.size();
   std::int64_t room = remaining();
+  if (const double left = env_.seconds_left(); seconds_per_test_ > 0.0 && std::isfinite(left))
+    room = std::min<std::int64_t>(room, std::max<std::int64_t>(1, static_cast<std::int64_t>(left / seconds_per_test_)));
   for (Eigen::Index j = 0; j < n; ++j) {
     if (!schema_.contains(raw.col(j)))
       throw InternalError(fmt::format("black-box test input out of the domain: {}", schema_.display_row(raw.col(j))));
@@ -235,7 +237,11 @@ void TestLedger::test(const Eigen::MatrixXd& proposed, const std::vector<int>& p
       }
     }
     std::vector<int> labels;
+    const auto asked = std::chrono::steady_clock::now();
     oracle_.labels(eval, labels);
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
+    const double per_test = took / static_cast<double>(tests.size());
+    seconds_per_test_ = seconds_per_test_ > 0.0 ? std::max(per_test, 0.5 * (seconds_per_test_ + per_test)) : per_test;
     if (labels.size() != static_cast<std::size_t>(eval.cols()))
       throw InternalError(fmt::format("{}: {} labels for {} rows", oracle_.name(), labels.size(), eval.cols()));
     for (std::size_t t = 0; t < tests.size(); ++t) {

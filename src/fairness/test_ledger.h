@@ -103,6 +103,9 @@ class TestLedger {
   std::vector<double> strides_;  // combination index = sum (value - min) * stride
   std::mt19937_64 rng_;
   bool one_pair_ = false;
+  // Seconds the oracle took per test so far (0 before the first batch): a batch is cut to what the
+  // time left affords, so that one batch of a wide network cannot run seconds past the limit.
+  double seconds_per_test_ = 0.0;
 
   // Non-protected parts tested so far, in one arena; the set holds ids (offsets / width). A
   // pending id (key_count_) lets the set look up a candidate before it is stored.

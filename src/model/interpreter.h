@@ -112,6 +112,9 @@ class ModelInterpreter {
     // Called before each node and each row of a dense layer; may throw to stop (a query's time
     // limit: encoding a wide network as solver terms takes longer than solving it).
     std::function<void()> poll = nullptr;
+    // Given the values computed so far when the run stops by an exception, before it propagates:
+    // freeing solver terms one by one can take seconds, which a caller may hand to another thread.
+    std::function<void(std::vector<Vec>&&)> on_stop = nullptr;
   };
 
   ModelInterpreter(const Model& model, D& d, Needs needs) : m_(model), d_(d), needs_(needs) {
@@ -170,14 +173,19 @@ class ModelInterpreter {
                           std::to_string(x.size()) + " values");
     }
     std::vector<Vec> v(m_.nodes.size());
-    for (std::size_t i = 0; i < m_.nodes.size(); ++i) {
-      if (!needed_[i]) continue;
-      if (needs_.poll) needs_.poll();
-      try {
-        v[i] = node(m_.nodes[i], v, x);
-      } catch (const DomainLimit& e) {
-        throw UnsupportedError(m_.source, "", node_name(i) + " " + e.why);
+    try {
+      for (std::size_t i = 0; i < m_.nodes.size(); ++i) {
+        if (!needed_[i]) continue;
+        if (needs_.poll) needs_.poll();
+        try {
+          v[i] = node(m_.nodes[i], v, x);
+        } catch (const DomainLimit& e) {
+          throw UnsupportedError(m_.source, "", node_name(i) + " " + e.why);
+        }
       }
+    } catch (...) {
+      if (needs_.on_stop) needs_.on_stop(std::move(v));
+      throw;
     }
     return v;
   }
@@ -205,6 +213,9 @@ class ModelInterpreter {
           if (needs_.poll) needs_.poll();
           Num acc = d_.mul(d_.weight(n.weights(r, 0)), in(0)[0]);
           for (Eigen::Index c = 1; c < n.weights.cols(); ++c) {  // moved: terms are not cheap to copy
+            // A solver's sum of a wide row grows term by term (Z3 flattens each addition): a row of
+            // 1000 takes tenths of a second, so the poll also comes within a row.
+            if (needs_.poll) needs_.poll();
             acc = d_.add(std::move(acc), d_.mul(d_.weight(n.weights(r, c)), in(0)[static_cast<std::size_t>(c)]));
           }
           out.push_back(d_.add(std::move(acc), d_.weight(n.values[r])));

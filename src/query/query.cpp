@@ -754,6 +754,7 @@ class QueryRun {
   void solve(QueryAnswer& a) {
     RetiringContext owned;  // deleted on a helper thread, after every term of it below
     z3::context& ctx = *owned;
+    retiring_ = &owned;
     // The program's terms belong to ctx: drop them before it goes (on every return).
     struct ForgetTerms {
       QueryRun& run;
@@ -761,6 +762,7 @@ class QueryRun {
       ForgetTerms(const ForgetTerms&) = delete;
       ForgetTerms& operator=(const ForgetTerms&) = delete;
       ~ForgetTerms() {
+        run.retiring_ = nullptr;
         run.program_terms_.clear();
         run.program_result_.reset();
         run.program_defined_.reset();
@@ -869,7 +871,13 @@ class QueryRun {
           (options_.time_limit > 0 && elapsed() > options_.time_limit))
         throw EncodingStopped{};
     };
-    ModelInterpreter<S> interpreter(*subject_.model, d, {.outputs = p_.needs_outputs, .node = -1, .poll = poll});
+    // Stopped, the terms made so far go with the context to its helper thread.
+    auto on_stop = [this](std::vector<std::vector<typename S::Num>>&& partial) {
+      if (retiring_ != nullptr)
+        retiring_->keep_terms(std::make_shared<std::vector<std::vector<typename S::Num>>>(std::move(partial)));
+    };
+    ModelInterpreter<S> interpreter(*subject_.model, d,
+                                    {.outputs = p_.needs_outputs, .node = -1, .poll = poll, .on_stop = on_stop});
     return interpreter.run(x);
   }
 
@@ -1361,6 +1369,7 @@ class QueryRun {
   std::optional<z3::expr> program_defined_;
   std::vector<std::pair<z3::expr, std::string>> program_cuts_;
   bool program_timed_out_ = false;
+  RetiringContext* retiring_ = nullptr;  // the context of the query being solved (solve())
 };
 
 }  // namespace

@@ -31,11 +31,12 @@ class ContextGraveyard {
   ContextGraveyard(const ContextGraveyard&) = delete;
   ContextGraveyard& operator=(const ContextGraveyard&) = delete;
 
-  void bury(std::unique_ptr<z3::context> ctx, std::vector<z3::solver> solvers) {
+  void bury(std::unique_ptr<z3::context> ctx, std::vector<z3::solver> solvers,
+            std::vector<std::shared_ptr<void>> terms) {
     pending_.fetch_add(1);
     {
       const std::lock_guard lock(mutex_);
-      queue_.emplace_back(std::move(solvers), std::move(ctx));
+      queue_.push_back({std::move(terms), std::move(solvers), std::move(ctx)});
     }
     wake_.notify_one();
   }
@@ -51,13 +52,14 @@ class ContextGraveyard {
       queue_.pop_front();
       lock.unlock();
       try {
-        next.first.clear();  // the solvers before their context
-        next.second.reset();
+        next.terms.clear();  // terms and solvers before their context
+        next.solvers.clear();
+        next.ctx.reset();
       } catch (...) {
         // Freeing a context that ran out of memory can itself throw (an independent probe saw
         // `terminate called` from this thread after a query ran Z3 out of memory, killing the
         // server). An exception leaving this thread aborts the process; the context leaks instead.
-        (void)next.second.release();
+        (void)next.ctx.release();
       }
       pending_.fetch_sub(1);
       lock.lock();
@@ -66,7 +68,12 @@ class ContextGraveyard {
 
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<std::pair<std::vector<z3::solver>, std::unique_ptr<z3::context>>> queue_;
+  struct Buried {
+    std::vector<std::shared_ptr<void>> terms;
+    std::vector<z3::solver> solvers;
+    std::unique_ptr<z3::context> ctx;
+  };
+  std::deque<Buried> queue_;
   std::atomic<int> pending_{0};
   bool stop_ = false;
   std::thread worker_;  // last: starts after the rest is built
@@ -90,7 +97,7 @@ RetiringContext::RetiringContext() {
   Z3_del_context(probe);
   ctx_ = std::make_unique<z3::context>();
 }
-RetiringContext::~RetiringContext() { graveyard().bury(std::move(ctx_), std::move(solvers_)); }
+RetiringContext::~RetiringContext() { graveyard().bury(std::move(ctx_), std::move(solvers_), std::move(terms_)); }
 bool contexts_retiring() { return graveyard().busy(); }
 
 void limit_solver_memory(double megabytes) {

@@ -55,10 +55,14 @@ class RetiringContext {
   z3::context& operator*() { return *ctx_; }
   // A solver of the context, freed on the helper thread too (its clauses are most of the memory).
   void keep(const z3::solver& s) { solvers_.push_back(s); }
+  // Terms of the context (any holder of them), freed on the helper thread before it: a wide
+  // network's partial encoding, dropped at a time limit, takes seconds to free term by term.
+  void keep_terms(std::shared_ptr<void> terms) { terms_.push_back(std::move(terms)); }
 
  private:
   std::unique_ptr<z3::context> ctx_;
   std::vector<z3::solver> solvers_;
+  std::vector<std::shared_ptr<void>> terms_;
 };
 
 // Whether a retired context is still being deleted (a process may then exit without waiting).
