@@ -80,9 +80,15 @@ nlohmann::json outcome_json(const Outcome& o) { return {{"class", o.name()}, {"a
 // The data's columns that were read as nothing, named so that a label is never lost silently.
 void add_unread_columns(RunOutput& out, const JobSubject& subject) {
   if (!subject.data || subject.data->unread.empty()) return;
-  out.text += fmt::format("  columns of {} not read: {}{}\n", subject.data_name, fmt::join(subject.data->unread, ", "),
+  constexpr std::size_t kNamed = 20;  // in the text; the JSON lists 1,000 (a file may have a million)
+  const std::vector<std::string>& unread = subject.data->unread;
+  const std::vector<std::string> named(unread.begin(), unread.begin() + std::min(kNamed, unread.size()));
+  out.text += fmt::format("  columns of {} not read: {}{}{}\n", subject.data_name, fmt::join(named, ", "),
+                          unread.size() > kNamed ? fmt::format(" and {} more", unread.size() - kNamed) : "",
                           subject.data->has_labels() ? "" : " (name the true label with --label)");
-  out.result["unread_columns"] = subject.data->unread;
+  out.result["unread_columns"] =
+      std::vector<std::string>(unread.begin(), unread.begin() + std::min<std::size_t>(1000, unread.size()));
+  out.result["unread_column_count"] = unread.size();
 }
 
 // The protected attributes the model does not read: a note beside the answer, or the answer.
