@@ -9,6 +9,7 @@
 #include <cmath>
 #include <iostream>
 #include <iterator>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -79,12 +80,44 @@ bool sanitized_build() {
 #endif
 }
 
+// One child started ahead of the next job: a witness process takes about 0.2 s to start (the LLVM
+// and Z3 libraries load), which a job then does not wait for. It waits for its task on stdin.
+class SpareChild {
+ public:
+  std::unique_ptr<ChildProcess> take(const std::string& command) {
+    std::unique_ptr<ChildProcess> child;
+    {
+      const std::lock_guard lock(mutex_);
+      if (spare_ && command_ == command && spare_->exit_description(std::chrono::milliseconds(0)) == "still running")
+        child = std::move(spare_);
+      spare_.reset();
+    }
+    if (!child) child = std::make_unique<ChildProcess>(command);
+    auto next = std::make_unique<ChildProcess>(command);  // loads while this job runs
+    const std::lock_guard lock(mutex_);
+    spare_ = std::move(next);
+    command_ = command;
+    return child;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unique_ptr<ChildProcess> spare_;
+  std::string command_;
+};
+
+SpareChild& spare_child() {
+  static SpareChild spare;
+  return spare;
+}
+
 }  // namespace
 
 JobOutput run_child_job(const nlohmann::json& task, const ChildJobLimits& limits, const std::atomic<bool>& cancel,
                         const ProgressSink& progress) {
-  ChildProcess child(
+  const std::unique_ptr<ChildProcess> started = spare_child().take(
       fmt::format("exec {} serve-job --memory-mb {:.0f}", shell_quoted(limits.executable), limits.memory_mb));
+  ChildProcess& child = *started;
   const Clock::time_point hard_deadline =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits.seconds)) +
       kLimitGrace;
