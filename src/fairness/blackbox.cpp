@@ -160,6 +160,7 @@ bool TestLedger::done() {
 
 void TestLedger::test(const Eigen::MatrixXd& proposed, const std::vector<int>& phases,
                       std::vector<std::int8_t>& verdict, std::vector<bool>* fresh) {
+  const auto began = std::chrono::steady_clock::now();
   const Constraints& constraints = schema_.constraints();
   // Derived features follow their sources; a proposal that still breaks a rule is not a person.
   Eigen::MatrixXd derived;
@@ -176,8 +177,12 @@ void TestLedger::test(const Eigen::MatrixXd& proposed, const std::vector<int>& p
   std::vector<Eigen::Index> tests;  // columns that count as new tests
   const std::size_t width = free_features_.size();
   std::int64_t room = remaining();
-  if (const double left = env_.seconds_left(); seconds_per_test_ > 0.0 && std::isfinite(left))
-    room = std::min<std::int64_t>(room, std::max<std::int64_t>(1, static_cast<std::int64_t>(left / seconds_per_test_)));
+  if (const double left = env_.seconds_left(); std::isfinite(left)) {
+    constexpr std::int64_t kFirstBatch = 256;  // measures the cost of a test before larger batches
+    room = std::min<std::int64_t>(
+        room, seconds_per_test_ > 0.0 ? std::max<std::int64_t>(1, static_cast<std::int64_t>(left / seconds_per_test_))
+                                      : kFirstBatch);
+  }
   for (Eigen::Index j = 0; j < n; ++j) {
     if (!schema_.contains(raw.col(j)))
       throw InternalError(fmt::format("black-box test input out of the domain: {}", schema_.display_row(raw.col(j))));
@@ -237,11 +242,7 @@ void TestLedger::test(const Eigen::MatrixXd& proposed, const std::vector<int>& p
       }
     }
     std::vector<int> labels;
-    const auto asked = std::chrono::steady_clock::now();
     oracle_.labels(eval, labels);
-    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
-    const double per_test = took / static_cast<double>(tests.size());
-    seconds_per_test_ = seconds_per_test_ > 0.0 ? std::max(per_test, 0.5 * (seconds_per_test_ + per_test)) : per_test;
     if (labels.size() != static_cast<std::size_t>(eval.cols()))
       throw InternalError(fmt::format("{}: {} labels for {} rows", oracle_.name(), labels.size(), eval.cols()));
     for (std::size_t t = 0; t < tests.size(); ++t) {
@@ -268,6 +269,13 @@ void TestLedger::test(const Eigen::MatrixXd& proposed, const std::vector<int>& p
     const std::int64_t k = id[static_cast<std::size_t>(j)];
     if (k >= 0) verdict[static_cast<std::size_t>(j)] = known_[static_cast<std::size_t>(k)];
     if (invalid[static_cast<std::size_t>(j)]) verdict[static_cast<std::size_t>(j)] = 0;  // no one to test
+  }
+  // The whole call per new test (labels, and the replay of every discriminatory pair), the larger
+  // of the last two estimates: the next batch is cut to what the time left affords.
+  if (!tests.empty()) {
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    const double per_test = took / static_cast<double>(tests.size());
+    seconds_per_test_ = seconds_per_test_ > 0.0 ? std::max(per_test, 0.5 * (seconds_per_test_ + per_test)) : per_test;
   }
   progress();
 }
