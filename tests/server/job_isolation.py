@@ -16,7 +16,6 @@ Prints one line per failed check and a summary; exits 1 on any failure.
 import http.client
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -81,6 +80,24 @@ class Server:
             self.proc.kill()
             self.proc.wait()
             return False
+
+
+def descendants(pid):
+    """Every process below `pid` (children, their children, ...)."""
+    out = []
+    for child in subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split():
+        out.append(int(child))
+        out += descendants(int(child))
+    return out
+
+
+def alive(pid):
+    """True while `pid` runs (a zombie has ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[-1][0] != "Z"
+    except OSError:
+        return False
 
 
 def write(root, name, text):
@@ -198,14 +215,18 @@ def main():
             "GET", "/api/inputs?" + urllib.parse.urlencode({"path": "bomb.c", "function": "decide"}), None, 120))
         bomb.start()
         time.sleep(2)
+        spawned = descendants(server.proc.pid)  # the job processes and the compilers they run
         t = time.time()
         stopped = server.stop(within=15)
         check("SIGTERM stops the server within 10 s during a compile bomb", stopped and time.time() - t < 10,
               f"{time.time() - t:.1f} s")
         bomb.join()
-        leftovers = subprocess.run(["pgrep", "-f", f"serve-job.*|clang.*{re.escape(root)}"],
-                                   capture_output=True, text=True).stdout.split()
-        check("no job process or compiler outlives the server", not leftovers, " ".join(leftovers))
+        end = time.time() + 5
+        while time.time() < end and any(alive(p) for p in spawned):
+            time.sleep(0.1)
+        leftovers = [str(p) for p in spawned if alive(p)]
+        check("no job process or compiler outlives the server by 5 s", bool(spawned) and not leftovers,
+              f"{len(spawned)} spawned, alive: {' '.join(leftovers)}")
         return check.summary("job isolation")
     finally:
         shutil.rmtree(root, ignore_errors=True)
