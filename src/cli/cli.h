@@ -77,9 +77,10 @@ void apply_setting_flags(const std::vector<SettingOption<S>>& table, const std::
 }
 // load_subject under --time-limit, which counts from the start: inputs still being read (a model of
 // a million trees) once the limit and its grace (10% or 1 s, whichever is more) have passed end the command with an
-// inconclusive answer that says so (exit 20), in text or, with `json`, as a JSON document.
-JobSubject load_subject_within_limit(const SubjectSource& source, const Env& env, const std::string& command,
-                                     bool json);
+// inconclusive answer that says so (exit 20), in text or, with `json`, as a JSON document that also
+// holds `fields` (the keys a command's answer always has, so a reader of --json finds them).
+JobSubject load_subject_within_limit(const SubjectSource& source, const Env& env, const std::string& command, bool json,
+                                     const nlohmann::json& fields = nlohmann::json::object());
 // Adds the named flags of option_table() (seed, threads, time-limit, verbose) to a subcommand;
 // apply_env_options() moves their values into env.options when the subcommand runs.
 void add_env_options(CLI::App& cmd, std::map<std::string, std::string>& raw, const std::vector<std::string>& names);

@@ -177,20 +177,16 @@ void ProgressLine::clear() {
   shown_ = false;
 }
 
-JobSubject load_subject_within_limit(const SubjectSource& source, const Env& env, const std::string& command,
-                                     bool json) {
+JobSubject load_subject_within_limit(const SubjectSource& source, const Env& env, const std::string& command, bool json,
+                                     const nlohmann::json& fields) {
   const double limit = env.options.get_real("time-limit");
   if (limit <= 0) return load_subject(source);
   const double grace = std::max(limit * 0.1, 1.0);  // "within 10% or 1 s of the limit"
   const std::string why = fmt::format("the {} s time limit passed while reading the inputs ({}); nothing was searched",
                                       limit, source.model_path);
-  const std::string answer = json ? nlohmann::json{{"kind", command},
-                                                   {"verdict", "inconclusive"},
-                                                   {"reason", why},
-                                                   {"model", source.model_path}}
-                                            .dump(2) +
-                                        "\n"
-                                  : "inconclusive: " + why + "\n";
+  nlohmann::json document = fields;
+  document.update({{"kind", command}, {"verdict", "inconclusive"}, {"reason", why}, {"model", source.model_path}});
+  const std::string answer = json ? document.dump(2) + "\n" : "inconclusive: " + why + "\n";
   const Alarm deadline(std::chrono::steady_clock::now() +
                            std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                std::chrono::duration<double>(std::max(0.0, limit + grace - env.elapsed_seconds()))),

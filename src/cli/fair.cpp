@@ -86,15 +86,30 @@ int run_fair_command(const FairArgs& args) {
   SubjectSource src = args.subject.source();
   src.data.path = args.data;
   src.seeds.path = args.seeds;
+  const double limit = env.options.get_real("time-limit");
+  const bool measures = fairness_engine(job.engine).measures_domain;
+  // What an answer cut short by the limit says: nothing decided (the shares known so far, below).
+  auto cut_short = [&](double certified, double falsified) {
+    nlohmann::json fields = {{"engine", job.engine},
+                             {"exhaustive", false},
+                             {"witnesses_found", 0},
+                             {"witness", nullptr},
+                             {"stats", {{"seconds", limit}}}};
+    if (measures) {
+      fields["certified"] = certified;
+      fields["falsified"] = falsified;
+      fields["undecided"] = std::max(0.0, 1.0 - certified - falsified);
+    }
+    return fields;
+  };
   const std::optional<JobSubject> subject =
-      subproblem ? std::nullopt : std::optional(load_subject_within_limit(src, env, "fair", args.json));
+      subproblem ? std::nullopt
+                 : std::optional(load_subject_within_limit(src, env, "fair", args.json, cut_short(0.0, 0.0)));
   const std::string model_name = subproblem ? args.subproblem : subject->model->source;
   const std::string schema_name = subproblem ? args.subproblem : subject->schema.source();
   const std::vector<std::string> protected_names = subproblem ? std::vector<std::string>{} : subject->protected_names;
-  const double limit = env.options.get_real("time-limit");
   // The latest shares the complete engine reported (sound when reported), for the answer below.
   std::atomic<double> last_certified{0.0}, last_falsified{0.0};
-  const bool measures = fairness_engine(job.engine).measures_domain;
   const bool uses_z3 = !subproblem && engine_uses_z3(job.engine, *subject->model);
   // The last resort behind --time-limit: Z3 4.8.12 ignores its timeout and interrupts inside some
   // integer checks, so if the engine has not returned well after the limit, print an inconclusive
@@ -117,15 +132,12 @@ int run_fair_command(const FairArgs& args) {
                             percent(c), percent(f), percent(std::max(0.0, 1.0 - c - f)));
       return text;
     }
-    nlohmann::json late = {
-        {"verdict", "inconclusive"},    {"engine", job.engine},         {"model", model_name}, {"schema", schema_name},
-        {"protected", protected_names}, {"exhaustive", false},          {"reason", why},       {"witnesses_found", 0},
-        {"witness", nullptr},           {"stats", {{"seconds", limit}}}};
-    if (measures) {
-      late["certified"] = c;
-      late["falsified"] = f;
-      late["undecided"] = std::max(0.0, 1.0 - c - f);
-    }
+    nlohmann::json late = cut_short(c, f);
+    late.update({{"verdict", "inconclusive"},
+                 {"model", model_name},
+                 {"schema", schema_name},
+                 {"protected", protected_names},
+                 {"reason", why}});
     return late.dump(2) + "\n";
   };
   Alarm deadline(
