@@ -10,7 +10,7 @@
 
 #include "cli/cli.h"
 #include "core/error.h"
-#include "fairness/distributed_search.h"
+#include "distributed/mpi_search.h"
 #include "report/html_report.h"
 #include "solver/z3_check.h"
 
@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   // A file past the size limit (ulimit -f) fails its write with EFBIG, reported and cleaned up as a
   // full disk is, instead of killing the process mid-file.
   std::signal(SIGXFSZ, SIG_IGN);
-  // Under mpirun/srun: one witness per rank; only rank 0 prints answers (distributed_search.h).
+  // Under mpirun/srun: one witness per rank; only rank 0 prints answers (distributed/mpi_search.h).
   witness::distributed_start();
   struct Finalize {
     ~Finalize() { witness::distributed_stop(); }

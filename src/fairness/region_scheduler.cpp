@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 #include "core/file.h"
-#include "fairness/distributed_search.h"
+#include "fairness/distribution.h"
 
 namespace witness {
 
@@ -417,7 +417,8 @@ std::vector<SearchState> split_search(const RegionEvaluator& regions, SearchSign
 
 FairnessResult schedule_search(const RegionEvaluator& regions, SearchSignals& signals, const Model& model,
                                const Schema& schema, const CompleteSearchOptions& o, Env& env) {
-  if (distributed_size() > 1) return distributed_search(regions, signals, model, schema, o, env);
+  if (const DistributedSearch spanning = installed_distributed_search())
+    return spanning(regions, signals, model, schema, o, env);
   RegionScheduler scheduler(regions, signals, schema, o, env);
   const SearchQuestion question{model, schema, o.protected_features, o.quantify};
   std::optional<SearchState> start;

@@ -5,9 +5,11 @@
 // its open regions (stealing); it stops every rank at the first witness of a verdict search and
 // joins the results into the answer one process gives, which only rank 0 prints. One thread per
 // rank talks MPI; parts travel as binary search states. Built when CMake finds MPI; otherwise
-// every process is rank 0 of 1.
+// every process is rank 0 of 1. Only the CLI links this layer (the engine reaches it through
+// fairness/distribution.h), so Python, the server and the tests link no MPI.
 //
-//   witness::distributed_start();  // first in main: MPI_Init when started by mpirun or srun
+//   witness::distributed_start();  // first in main: MPI_Init when started by mpirun or srun, and
+//                                  // with more than one rank, installs distributed_search
 //   if (witness::distributed_rank() > 0) { /* print nothing */ }
 //   witness::distributed_stop();   // last: MPI_Finalize
 #pragma once
@@ -15,13 +17,15 @@
 #include "core/env.h"
 #include "domain/schema.h"
 #include "fairness/complete_search.h"
+#include "fairness/distribution.h"
 #include "fairness/search_region.h"
 #include "fairness/verdict.h"
 #include "model/model.h"
 
 namespace witness {
 
-// MPI_Init_thread (funneled) when this process was started by mpirun/srun with MPI built in.
+// MPI_Init_thread (funneled) when this process was started by mpirun/srun with MPI built in; with
+// more than one rank, installs distributed_search as the engine's DistributedSearch.
 void distributed_start();
 void distributed_stop();
 [[nodiscard]] int distributed_rank();    // 0 alone

@@ -1,4 +1,4 @@
-#include "fairness/distributed_search.h"
+#include "distributed/mpi_search.h"
 
 #include <fmt/format.h>
 
@@ -358,6 +358,7 @@ void distributed_start() {
   if (!started_by_launcher() || mpi_running()) return;
   int provided = 0;
   MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  if (distributed_size() > 1) install_distributed_search(&distributed_search);
 }
 
 void distributed_stop() {
