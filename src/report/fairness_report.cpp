@@ -135,7 +135,8 @@ void write_shares(std::ostream& out, const Schema& schema, const std::vector<std
                                  ? fmt::format(" of {}{:.6g} points that can be people (the schema's constraints)",
                                                d.undecided > 0.0 ? "at most " : "", static_cast<double>(d.points))
                                  : fmt::format(" of {:.6g} points", static_cast<double>(d.points));
-  const bool near = r.phase.rfind("near data", 0) == 0;
+  // "near data: ..." or, when data rows were decided first, "data rows, then near data: ...".
+  const bool near = r.phase.find("near data") != std::string::npos;
   out << fmt::format("  {}: certified {}, falsified {}, undecided {}{}\n",
                      near ? "near the data rows (each row's box weighing one)" : "domain", percent(d.certified),
                      percent(d.falsified), percent(d.undecided), points);
@@ -246,7 +247,8 @@ void write_verdict(std::ostream& out, const FairnessRun& run) {
       }
       out << fmt::format(
           "verified: {} has no unfairness witness for {} in {} of {}\n", model.name, fmt::join(names, ", "),
-          r.phase.rfind("near data", 0) == 0 ? "the boxes around the data rows" : "the domain", schema.source());
+          r.phase.find("near data") != std::string::npos ? "the boxes around the data rows" : "the domain",
+          schema.source());
       if (r.share.measured) {
         out << fmt::format("  every region was closed by sound bounds or decided exactly ({} regions, {} leaves)\n",
                            st.regions, st.leaves);
