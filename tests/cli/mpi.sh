@@ -55,8 +55,9 @@ import json, re, sys
 shares = [float(m.group(1)) / 100 for m in re.finditer(r"s: decided ([0-9.e+-]+)%", open(sys.argv[1]).read())]
 final = json.load(open(sys.argv[2]))
 done = final["certified"] + final["falsified"]
-rising = all(b >= a - 1e-6 for a, b in zip(shares, shares[1:]))
-print("ok" if len(shares) >= 2 and rising and shares[-1] <= done + 1e-6 else "bad", shares, done)
+# The lines print 4 significant digits (98.27%): equal within that rounding, 5e-5.
+rising = all(b >= a - 1e-4 for a, b in zip(shares, shares[1:]))
+print("ok" if len(shares) >= 2 and rising and shares[-1] <= done + 1e-4 else "bad", shares, done)
 PY
 )
 check "mpirun -n 2 progress: the run's shares, rising, within the answer's ($progress)" $([[ "$progress" == ok* ]]; echo $?)
