@@ -23,7 +23,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_client import Checks, start_server  # noqa: E402
+from serve_client import Checks, request, start_server  # noqa: E402
 
 WITNESS, SRC = sys.argv[1], sys.argv[2]
 COUNT = int(sys.argv[sys.argv.index("--count") + 1]) if "--count" in sys.argv else 1000
@@ -36,20 +36,8 @@ class Server:
 
     def request(self, method, path, body=None, headers=None, timeout=10):
         """(status, parsed JSON or raw text); status -1 with the error's text if the connection failed."""
-        h = {"X-Witness-Token": self.token}
-        h.update(headers or {})
-        try:
-            c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-            c.request(method, path, body=body, headers=h)
-            r = c.getresponse()
-            data = r.read()
-            c.close()
-            try:
-                return r.status, json.loads(data)
-            except ValueError:
-                return r.status, data[:200]
-        except (OSError, http.client.HTTPException) as e:
-            return -1, repr(e)
+        status, _, parsed = request(self.port, self.token, method, path, body, headers, timeout)
+        return status, parsed
 
     def raw(self, payload, timeout=5):
         """Sends raw bytes, returns the first response line (b"" if none)."""

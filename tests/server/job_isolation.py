@@ -13,7 +13,6 @@ Over real sockets, checks that:
 3. SIGTERM stops the server within 10 s while GET /api/inputs compiles a preprocessor bomb.
 Prints one line per failed check and a summary; exits 1 on any failure.
 """
-import http.client
 import json
 import os
 import shutil
@@ -28,7 +27,7 @@ import urllib.parse
 WITNESS, SRC = sys.argv[1], sys.argv[2]
 SECRET = "witness-secret-7f3a9c-do-not-leak"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_client import Checks, start_server  # noqa: E402
+from serve_client import Checks, request, start_server  # noqa: E402
 
 check = Checks()
 
@@ -39,19 +38,9 @@ class Server:
         self.seen = []  # every body the server sent, for the secret check
 
     def request(self, method, path, body=None, timeout=30):
-        try:
-            c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-            c.request(method, path, body=body, headers={"X-Witness-Token": self.token})
-            r = c.getresponse()
-            data = r.read()
-            c.close()
-            self.seen.append(data)
-            try:
-                return r.status, json.loads(data)
-            except ValueError:
-                return r.status, data[:200]
-        except (OSError, http.client.HTTPException) as e:
-            return -1, repr(e)
+        status, data, parsed = request(self.port, self.token, method, path, body, timeout=timeout)
+        self.seen.append(data)
+        return status, parsed
 
     def submit(self, body):
         return self.request("POST", "/api/jobs", json.dumps(body))

@@ -1,4 +1,7 @@
-"""What the server tests over real sockets share: the checks' tally and starting `witness serve`."""
+"""What the server tests over real sockets share: the checks' tally, starting `witness serve` and
+one request with its token."""
+import http.client
+import json
 import re
 import subprocess
 
@@ -32,3 +35,22 @@ def start_server(witness, root, *extra):
         proc.kill()
         raise SystemExit(f"serve printed no URL: {line!r} {proc.stderr.read()[:500]}")
     return proc, int(m.group(1)), m.group(2)
+
+
+def request(port, token, method, path, body=None, headers=None, timeout=10):
+    """(status, body, parsed JSON or the body's first 200 bytes); status -1 with the error's text (and
+    body b"") if the connection failed."""
+    h = {"X-Witness-Token": token}
+    h.update(headers or {})
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+        c.request(method, path, body=body, headers=h)
+        r = c.getresponse()
+        data = r.read()
+        c.close()
+        try:
+            return r.status, data, json.loads(data)
+        except ValueError:
+            return r.status, data, data[:200]
+    except (OSError, http.client.HTTPException) as e:
+        return -1, b"", repr(e)
