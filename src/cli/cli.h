@@ -9,6 +9,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -74,6 +75,15 @@ void apply_setting_flags(const std::vector<SettingOption<S>>& table, const std::
   for (const auto& [name, value] : raw) {
     if (!value.empty()) set_setting(table, settings, name, value);
   }
+}
+// "Within 10% or 1 s of the limit": how far past --time-limit a command's answer may come. The
+// last-resort alarms of fair and query fire at 70% of it, leaving the rest for printing and exiting.
+inline double limit_slack(double limit) { return std::max(limit * 0.1, 1.0); }
+inline double last_resort_grace(double limit) { return 0.7 * limit_slack(limit); }
+// The steady-clock moment `seconds` from now (none before now).
+inline std::chrono::steady_clock::time_point seconds_from_now(double seconds) {
+  return std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                std::chrono::duration<double>(std::max(0.0, seconds)));
 }
 // load_subject under --time-limit, which counts from the start: inputs still being read (a model of
 // a million trees) once the limit and its grace (10% or 1 s, whichever is more) have passed end the command with an

@@ -181,20 +181,17 @@ JobSubject load_subject_within_limit(const SubjectSource& source, const Env& env
                                      const nlohmann::json& fields) {
   const double limit = env.options.get_real("time-limit");
   if (limit <= 0) return load_subject(source);
-  const double grace = std::max(limit * 0.1, 1.0);  // "within 10% or 1 s of the limit"
+  const double grace = limit_slack(limit);
   const std::string why = fmt::format("the {} s time limit passed while reading the inputs ({}); nothing was searched",
                                       limit, source.model_path);
   nlohmann::json document = fields;
   document.update({{"kind", command}, {"verdict", "inconclusive"}, {"reason", why}, {"model", source.model_path}});
   const std::string answer = json ? document.dump(2) + "\n" : "inconclusive: " + why + "\n";
-  const Alarm deadline(std::chrono::steady_clock::now() +
-                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                               std::chrono::duration<double>(std::max(0.0, limit + grace - env.elapsed_seconds()))),
-                       [&answer] {
-                         std::fputs(answer.c_str(), stdout);
-                         std::fflush(stdout);
-                         std::_Exit(20);
-                       });
+  const Alarm deadline(seconds_from_now(limit + grace - env.elapsed_seconds()), [&answer] {
+    std::fputs(answer.c_str(), stdout);
+    std::fflush(stdout);
+    std::_Exit(20);
+  });
   return load_subject(source);
 }
 

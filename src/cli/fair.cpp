@@ -119,8 +119,7 @@ int run_fair_command(const FairArgs& args) {
   // Exiting a process of a few GB takes a few tenths; a checkpoint at the end, about a second per
   // 150,000 open regions.
   // "Within 10% or 1 s of the limit": the alarm leaves 30% of that for printing and exiting.
-  const double grace =
-      0.7 * std::max(limit * 0.1, 1.0) + (args.checkpoint.empty() && !subproblem ? 0.0 : 2.0 + limit * 0.1);
+  const double grace = last_resort_grace(limit) + (args.checkpoint.empty() && !subproblem ? 0.0 : 2.0 + limit * 0.1);
   auto late_answer = [&]() {
     const std::string why = fmt::format("the engine did not stop within {:.1f} s of the {} s time limit{}", grace,
                                         limit, uses_z3 ? " (a Z3 call ignored its timeout)" : "");
@@ -140,19 +139,14 @@ int run_fair_command(const FairArgs& args) {
                  {"reason", why}});
     return late.dump(2) + "\n";
   };
-  Alarm deadline(
-      limit > 0
-          ? std::optional(std::chrono::steady_clock::now() +
-                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                              std::chrono::duration<double>(std::max(0.0, limit + grace - env.elapsed_seconds()))))
-          : std::nullopt,
-      [&late_answer] {
-        wait_for_writes(120.0);  // a checkpoint being written is completed, so it can be resumed
-        const std::string answer = late_answer();
-        std::fputs(answer.c_str(), stdout);
-        std::fflush(stdout);
-        std::_Exit(20);
-      });
+  Alarm deadline(limit > 0 ? std::optional(seconds_from_now(limit + grace - env.elapsed_seconds())) : std::nullopt,
+                 [&late_answer] {
+                   wait_for_writes(120.0);  // a checkpoint being written is completed, so it can be resumed
+                   const std::string answer = late_answer();
+                   std::fputs(answer.c_str(), stdout);
+                   std::fflush(stdout);
+                   std::_Exit(20);
+                 });
   ProgressLine progress;
   double last_log = 0.0;
   job.settings.progress = [&](const CompleteProgress& p) {

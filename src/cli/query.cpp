@@ -55,7 +55,7 @@ int run_query_command(const QueryArgs& args) {
     const std::size_t left = queries.size() - answered - 1;
     a.reason_unknown = fmt::format("time limit ({} s): the solver did not stop in time, so witness ended{}", limit,
                                    left == 0 ? "" : fmt::format("; the {} queries after it were not asked", left));
-    a.seconds = limit + 0.7 * std::max(0.1 * limit, 1.0);
+    a.seconds = limit + last_resort_grace(limit);
     if (args.json) {
       so_far.push_back(query_json(q, a));
       std::cout << json_text(nlohmann::json{{"queries", so_far}}) << '\n';
@@ -67,11 +67,7 @@ int run_query_command(const QueryArgs& args) {
   };
   auto arm = [&]() -> std::unique_ptr<Alarm> {
     if (limit <= 0 || answered >= queries.size()) return nullptr;
-    const double window = limit + 0.7 * std::max(0.1 * limit, 1.0);
-    return std::make_unique<Alarm>(
-        std::chrono::steady_clock::now() +
-            std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(window)),
-        overdue);
+    return std::make_unique<Alarm>(seconds_from_now(limit + last_resort_grace(limit)), overdue);
   };
   std::unique_ptr<Alarm> deadline = arm();
   const RunOutput out = run_queries(queries, job.options, given, [&](const Query& q, const QueryAnswer& a) {

@@ -59,9 +59,7 @@ void run_test_command(const TestArgs& args, int& status) {
     c.classes = args.classes;
     if (timed) {
       const double left = env.options.get_real("time-limit") - env.elapsed_seconds();
-      c.run_deadline =
-          std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                 std::chrono::duration<double>(std::max(0.0, left)));
+      c.run_deadline = seconds_from_now(left);
     }
     oracle = std::make_unique<CommandOracle>(args.command, schema, c);
   }
