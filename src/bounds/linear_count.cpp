@@ -73,6 +73,109 @@ LinearTerm LinearTerm::values(std::vector<double> table, double error) {
   return t;
 }
 
+namespace {
+
+// The probabilities of the bins of width `bin` from tmin (hist.size() of them) for a term uniform
+// over its values.
+void term_histogram(const LinearTerm& t, double tmin, double tmax, double bin, std::vector<double>& hist) {
+  const std::size_t nf = hist.size();
+  auto bin_of = [&](double value) {
+    const double q = std::floor((value - tmin) / bin);
+    return static_cast<std::size_t>(std::clamp(q, 0.0, static_cast<double>(nf - 1)));
+  };
+  if (t.kind == LinearTerm::Kind::Table) {
+    const double w = 1.0 / static_cast<double>(t.table.size());
+    for (double v : t.table) hist[bin_of(v)] += w;
+  } else if (t.kind == LinearTerm::Kind::Integers) {
+    const double n = t.hi - t.lo + 1.0;
+    if (n <= 4.0 * static_cast<double>(nf) || n <= 64.0) {
+      for (long i = 0; i < static_cast<long>(n); ++i) hist[bin_of(value_at(t, t.lo + static_cast<double>(i)))] += 1.0;
+    } else {  // count the integers whose value falls in each bin (slope > 0 here)
+      double first = t.lo;
+      for (std::size_t k = 0; k < nf; ++k) {
+        double next = t.hi + 1.0;
+        if (k + 1 < nf) {
+          const double edge = tmin + bin * static_cast<double>(k + 1);
+          next = std::clamp(std::ceil((edge - t.offset) / t.slope), first, t.hi + 1.0);
+        }
+        hist[k] += next - first;
+        first = next;
+      }
+    }
+    for (double& c : hist) c /= n;
+  } else {
+    const double width = tmax - tmin;
+    for (std::size_t k = 0; k < nf; ++k) {
+      const double a = tmin + bin * static_cast<double>(k);
+      const double b = std::min(tmax, tmin + bin * static_cast<double>(k + 1));
+      hist[k] = b > a ? (b - a) / width : 0.0;
+    }
+  }
+}
+
+// dist (its first `size` entries) convolved with hist, through sum_next (both buffers of the final
+// size take turns). Sparse on both sides: small terms have a few non-empty bins, and so has the sum
+// at first; `dense` says the sum mostly is not.
+void add_term(const std::vector<double>& hist, std::vector<double>& dist, std::vector<double>& sum_next,
+              std::size_t& size, bool& dense) {
+  thread_local std::vector<std::size_t> nz_hist, nz_dist;
+  const std::size_t nf = hist.size();
+  nz_hist.clear();
+  for (std::size_t j = 0; j < nf; ++j)
+    if (hist[j] != 0.0) nz_hist.push_back(j);
+  if (!dense) {
+    nz_dist.clear();
+    for (std::size_t i = 0; i < size; ++i)
+      if (dist[i] != 0.0) nz_dist.push_back(i);
+    dense = 2 * nz_dist.size() > size;
+  }
+  const std::size_t next_size = size + nf - 1;
+  std::fill_n(sum_next.begin(), next_size, 0.0);
+  if (dense) {  // whole shifted rows, which vectorise
+    const Eigen::Map<const Eigen::ArrayXd> d(dist.data(), static_cast<Eigen::Index>(size));
+    for (std::size_t j : nz_hist) Eigen::Map<Eigen::ArrayXd>(sum_next.data() + j, d.size()) += hist[j] * d;
+  } else {
+    for (std::size_t j : nz_hist)
+      for (std::size_t i : nz_dist) sum_next[i + j] += dist[i] * hist[j];
+  }
+  std::swap(dist, sum_next);
+  size = next_size;
+  if (2 * nz_hist.size() <= nf) dense = false;  // a sparse term may leave a sparse sum: look again
+}
+
+}  // namespace
+
+void LinearDistribution::add_atoms(const LinearTerm& t, std::size_t max_atoms, std::vector<Atom>& atoms) {
+  if (t.kind == LinearTerm::Kind::Table) {
+    const double p = 1.0 / static_cast<double>(t.table.size());
+    for (double v : t.table) atoms.push_back({v, v, p});
+  } else if (t.kind == LinearTerm::Kind::Integers) {
+    const double n = t.hi - t.lo + 1.0;
+    if (n <= static_cast<double>(max_atoms)) {
+      for (long i = 0; i < static_cast<long>(n); ++i) {
+        const double v = value_at(t, t.lo + static_cast<double>(i));
+        atoms.push_back({v, v, 1.0 / n});
+      }
+    } else {  // blocks of consecutive values
+      const auto blocks = static_cast<double>(max_atoms);
+      double first = t.lo;
+      for (std::size_t j = 1; j <= max_atoms; ++j) {
+        const double next = j == max_atoms ? t.hi + 1.0 : t.lo + std::floor(static_cast<double>(j) * n / blocks);
+        if (next > first) atoms.push_back({value_at(t, first), value_at(t, next - 1.0), (next - first) / n});
+        first = std::max(first, next);
+      }
+    }
+  } else {
+    const double pieces = static_cast<double>(max_atoms), length = t.hi - t.lo;
+    double a = t.lo;
+    for (std::size_t j = 1; j <= max_atoms; ++j) {
+      const double b = j == max_atoms ? t.hi : t.lo + length * (static_cast<double>(j) / pieces);
+      if (b > a) atoms.push_back({value_at(t, a), value_at(t, b), (b - a) / length});
+      a = std::max(a, b);
+    }
+  }
+}
+
 LinearDistribution::LinearDistribution(double constant, double error, const std::vector<LinearTerm>& terms, int bins) {
   // The widest term is kept value by value up to this many values (blocks of values beyond).
   const auto kMaxAtoms = static_cast<std::size_t>(std::clamp(bins * 2, 256, 16384));
@@ -112,36 +215,8 @@ LinearDistribution::LinearDistribution(double constant, double error, const std:
     atoms_.push_back({0.0, 0.0, 1.0});
   } else {
     const Prepared& h = varying[heavy];
-    const LinearTerm& t = h.t;
-    error_ += placement_error(t, h.tmin, h.tmax, 0.0);
-    if (t.kind == LinearTerm::Kind::Table) {
-      const double p = 1.0 / static_cast<double>(t.table.size());
-      for (double v : t.table) atoms_.push_back({v, v, p});
-    } else if (t.kind == LinearTerm::Kind::Integers) {
-      const double n = t.hi - t.lo + 1.0;
-      if (n <= static_cast<double>(kMaxAtoms)) {
-        for (long i = 0; i < static_cast<long>(n); ++i) {
-          const double v = value_at(t, t.lo + static_cast<double>(i));
-          atoms_.push_back({v, v, 1.0 / n});
-        }
-      } else {  // blocks of consecutive values
-        const auto blocks = static_cast<double>(kMaxAtoms);
-        double first = t.lo;
-        for (std::size_t j = 1; j <= kMaxAtoms; ++j) {
-          const double next = j == kMaxAtoms ? t.hi + 1.0 : t.lo + std::floor(static_cast<double>(j) * n / blocks);
-          if (next > first) atoms_.push_back({value_at(t, first), value_at(t, next - 1.0), (next - first) / n});
-          first = std::max(first, next);
-        }
-      }
-    } else {
-      const double pieces = static_cast<double>(kMaxAtoms), length = t.hi - t.lo;
-      double a = t.lo;
-      for (std::size_t j = 1; j <= kMaxAtoms; ++j) {
-        const double b = j == kMaxAtoms ? t.hi : t.lo + length * (static_cast<double>(j) / pieces);
-        if (b > a) atoms_.push_back({value_at(t, a), value_at(t, b), (b - a) / length});
-        a = std::max(a, b);
-      }
-    }
+    error_ += placement_error(h.t, h.tmin, h.tmax, 0.0);
+    add_atoms(h.t, kMaxAtoms, atoms_);
     varying.erase(varying.begin() + static_cast<std::ptrdiff_t>(heavy));
   }
 
@@ -167,7 +242,6 @@ LinearDistribution::LinearDistribution(double constant, double error, const std:
   // Kept per thread: a search builds millions of these, and fresh buffers of a fine count's size
   // cost more in allocation and page faults than the convolution itself.
   thread_local std::vector<double> dist, sum_next, hist;
-  thread_local std::vector<std::size_t> nz_hist, nz_dist;
   if (dist.size() < total) dist.resize(total), sum_next.resize(total);
   dist[0] = 1.0;
   std::size_t size = 1;  // dist's entries in use
@@ -180,60 +254,8 @@ LinearDistribution::LinearDistribution(double constant, double error, const std:
     const auto nf = static_cast<std::size_t>(std::floor((p.tmax - p.tmin) / bin_)) + 2;
     error_ += placement_error(t, p.tmin, p.tmax, bin_ * static_cast<double>(nf));
     hist.assign(nf, 0.0);
-    auto bin_of = [&](double value) {
-      const double q = std::floor((value - p.tmin) / bin_);
-      return static_cast<std::size_t>(std::clamp(q, 0.0, static_cast<double>(nf - 1)));
-    };
-    if (t.kind == LinearTerm::Kind::Table) {
-      const double w = 1.0 / static_cast<double>(t.table.size());
-      for (double v : t.table) hist[bin_of(v)] += w;
-    } else if (t.kind == LinearTerm::Kind::Integers) {
-      const double n = t.hi - t.lo + 1.0;
-      if (n <= 4.0 * static_cast<double>(nf) || n <= 64.0) {
-        for (long i = 0; i < static_cast<long>(n); ++i) hist[bin_of(value_at(t, t.lo + static_cast<double>(i)))] += 1.0;
-      } else {  // count the integers whose value falls in each bin (slope > 0 here)
-        double first = t.lo;
-        for (std::size_t k = 0; k < nf; ++k) {
-          double next = t.hi + 1.0;
-          if (k + 1 < nf) {
-            const double edge = p.tmin + bin_ * static_cast<double>(k + 1);
-            next = std::clamp(std::ceil((edge - t.offset) / t.slope), first, t.hi + 1.0);
-          }
-          hist[k] += next - first;
-          first = next;
-        }
-      }
-      for (double& c : hist) c /= n;
-    } else {
-      const double width = p.tmax - p.tmin;
-      for (std::size_t k = 0; k < nf; ++k) {
-        const double a = p.tmin + bin_ * static_cast<double>(k);
-        const double b = std::min(p.tmax, p.tmin + bin_ * static_cast<double>(k + 1));
-        hist[k] = b > a ? (b - a) / width : 0.0;
-      }
-    }
-    // Sparse on both sides: small terms have a few non-empty bins, and so has the sum at first.
-    nz_hist.clear();
-    for (std::size_t j = 0; j < nf; ++j)
-      if (hist[j] != 0.0) nz_hist.push_back(j);
-    if (!dense) {
-      nz_dist.clear();
-      for (std::size_t i = 0; i < size; ++i)
-        if (dist[i] != 0.0) nz_dist.push_back(i);
-      dense = 2 * nz_dist.size() > size;
-    }
-    const std::size_t next_size = size + nf - 1;
-    std::fill_n(sum_next.begin(), next_size, 0.0);
-    if (dense) {  // whole shifted rows, which vectorise
-      const Eigen::Map<const Eigen::ArrayXd> d(dist.data(), static_cast<Eigen::Index>(size));
-      for (std::size_t j : nz_hist) Eigen::Map<Eigen::ArrayXd>(sum_next.data() + j, d.size()) += hist[j] * d;
-    } else {
-      for (std::size_t j : nz_hist)
-        for (std::size_t i : nz_dist) sum_next[i + j] += dist[i] * hist[j];
-    }
-    std::swap(dist, sum_next);
-    size = next_size;
-    if (2 * nz_hist.size() <= nf) dense = false;  // a sparse term may leave a sparse sum: look again
+    term_histogram(t, p.tmin, p.tmax, bin_, hist);
+    add_term(hist, dist, sum_next, size, dense);
   }
   light_cdf_.resize(size);
   double sum = 0.0;

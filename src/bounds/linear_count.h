@@ -54,6 +54,8 @@ class LinearDistribution {
   double bin_ = 0.0;               // bin width (0: no light terms)
   double light_width_ = 0.0;       // the light terms lie this much above their bins' low edges, at most
   std::vector<double> light_cdf_;  // P(K <= k)
+  // The widest term's values (blocks of them beyond max_atoms), each with its probability.
+  static void add_atoms(const LinearTerm& t, std::size_t max_atoms, std::vector<Atom>& atoms);
   std::vector<Atom> atoms_;
   double min_ = 0.0, max_ = 0.0;
 };

@@ -103,20 +103,41 @@ struct Holder {
   PartProgress progress;  // what its part has decided so far (a worker's last report)
 };
 
-FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals, const Schema& schema,
-                          const CompleteSearchOptions& o, Env& env, const SearchQuestion& question, int size) {
-  const double limit = env.options.get_real("time-limit");
-  // A quantification under a time limit keeps one part on each rank until the limit, its regions
-  // refined largest undecided first as one process's queue refines them: its shares at any moment
-  // are those of one process with a queue per rank. Parts that wait for a turn lag (GC1: 90%
-  // certified after 8 s with 2 ranks and 8 parts each, after 1 s with 2 threads), and parts given
-  // their time in slices lose the order (AC4: 51-53% certified at 20 s against 53-54% resident).
-  const int parts_per_rank = o.quantify && limit > 0.0 ? 1 : kPartsPerRank;
-  std::deque<SearchState> waiting;
-  for (SearchState& part : split_search(regions, signals, schema, o, parts_per_rank * size, env))
-    waiting.push_back(std::move(part));
-  signals.stop = false;
-  std::vector<SearchState> results;
+// Rank 0's side of the search: hands the parts out (to worker ranks and its own solver thread),
+// takes them back, divides a part asked back among idle ranks, reports progress and joins the
+// results into one answer.
+class Coordinator {
+ public:
+  Coordinator(const RegionEvaluator& regions, SearchSignals& signals, const Schema& schema,
+              const CompleteSearchOptions& o, Env& env, const SearchQuestion& question, int size)
+      : regions_(regions),
+        signals_(signals),
+        schema_(schema),
+        o_(o),
+        env_(env),
+        question_(question),
+        size_(size),
+        limit_(env.options.get_real("time-limit")),
+        at_(static_cast<std::size_t>(size)),
+        local_(regions, signals, schema, o, env),
+        deadline_(refine_deadline(o, limit_)) {}
+
+  FairnessResult run() {
+    // A quantification under a time limit keeps one part on each rank until the limit, its regions
+    // refined largest undecided first as one process's queue refines them: its shares at any moment
+    // are those of one process with a queue per rank. Parts that wait for a turn lag (GC1: 90%
+    // certified after 8 s with 2 ranks and 8 parts each, after 1 s with 2 threads), and parts given
+    // their time in slices lose the order (AC4: 51-53% certified at 20 s against 53-54% resident).
+    const int parts_per_rank = o_.quantify && limit_ > 0.0 ? 1 : kPartsPerRank;
+    for (SearchState& part : split_search(regions_, signals_, schema_, o_, parts_per_rank * size_, env_))
+      waiting_.push_back(std::move(part));
+    signals_.stop = false;
+    while (step()) {
+    }
+    return answer();
+  }
+
+ private:
   // Results of a quantification that ended on their own, parsed when rank 0 has nothing else to do:
   // checking a state of 100,000 open regions takes a tenth of a second, which its rank would otherwise
   // spend waiting for its next part (a verdict search parses at once, to stop at a witness).
@@ -125,172 +146,196 @@ FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals
     std::string text;
     PartProgress last;  // its rank's last report, standing for it in the progress until parsed
   };
-  std::deque<Unparsed> unparsed;
-  auto parse_result = [&](int r, const std::string& text) {
-    return parse_search_state_bytes(text, fmt::format("rank {}'s result", r), question);
-  };
-  std::vector<Holder> at(static_cast<std::size_t>(size));
-  bool stopping = false;
-  int divided = 0;  // parts asked back and divided
-  PartSolver local(regions, signals, schema, o, env);
+
+  SearchState parse_result(int r, const std::string& text) const {
+    return parse_search_state_bytes(text, fmt::format("rank {}'s result", r), question_);
+  }
   // Under a time limit each part gets a slice of it (the time left over the rounds of parts still
   // waiting), so that every part is refined, not only the first ones handed out: a part that runs
   // to the limit would leave the others wholly undecided.
-  const double deadline = refine_deadline(o, limit);
-  auto late = [&](double margin) { return deadline > 0.0 && env.elapsed_seconds() + margin >= deadline; };
-  auto slice = [&] {
-    if (limit <= 0.0) return 0.0;
-    const double rounds = std::ceil(static_cast<double>(waiting.size()) / static_cast<double>(size) - 1e-9);
-    return std::max(0.01, (limit - env.elapsed_seconds()) / std::max(1.0, rounds));
-  };
-  auto stop_all = [&] {
-    if (stopping) return;
-    stopping = true;
-    local.cancel();
-    for (int r = 1; r < size; ++r)
-      if (at[static_cast<std::size_t>(r)].holding) send_text(r, kStop, "");
-  };
-  auto hand_out = [&](int r) {
-    Holder& h = at[static_cast<std::size_t>(r)];
-    h.holding = true, h.waiting = false, h.since = env.elapsed_seconds();
-    SearchState& part = waiting.front();
+  [[nodiscard]] bool late(double margin) const {
+    return deadline_ > 0.0 && env_.elapsed_seconds() + margin >= deadline_;
+  }
+  [[nodiscard]] double slice() const {
+    if (limit_ <= 0.0) return 0.0;
+    const double rounds = std::ceil(static_cast<double>(waiting_.size()) / static_cast<double>(size_) - 1e-9);
+    return std::max(0.01, (limit_ - env_.elapsed_seconds()) / std::max(1.0, rounds));
+  }
+  void stop_all() {
+    if (stopping_) return;
+    stopping_ = true;
+    local_.cancel();
+    for (int r = 1; r < size_; ++r)
+      if (at_[static_cast<std::size_t>(r)].holding) send_text(r, kStop, "");
+  }
+  void hand_out(int r) {
+    Holder& h = at_[static_cast<std::size_t>(r)];
+    h.holding = true, h.waiting = false, h.since = env_.elapsed_seconds();
+    SearchState& part = waiting_.front();
     h.progress = PartProgress::of(part.tally);
     const double seconds = slice();
-    env.log(2, "mpi: rank {} gets a part of {} open regions ({} waiting) for {:.2f} s", r, part.tally.left.size(),
-            waiting.size() - 1, seconds);
+    env_.log(2, "mpi: rank {} gets a part of {} open regions ({} waiting) for {:.2f} s", r, part.tally.left.size(),
+             waiting_.size() - 1, seconds);
     if (r == 0) {
-      local.start(std::move(part), seconds);
+      local_.start(std::move(part), seconds);
     } else {
-      send_text(r, kPart, fmt::format("{:.17g}\n", seconds) + search_state_bytes(std::move(part), question));
+      send_text(r, kPart, fmt::format("{:.17g}\n", seconds) + search_state_bytes(std::move(part), question_));
     }
-    waiting.pop_front();
-  };
+    waiting_.pop_front();
+  }
   // A part back from rank r. One it was asked to yield, unfinished, is divided: a piece for each
   // idle rank and one for r (region stealing; the regions are the same as one process's).
-  auto take_back = [&](int r, SearchState s) {
-    Holder& h = at[static_cast<std::size_t>(r)];
+  void take_back(int r, SearchState s) {
+    Holder& h = at_[static_cast<std::size_t>(r)];
     h.holding = false;
     const bool yielded = std::exchange(h.yielding, false);
-    if (witness_ends_search(s, o)) stop_all();
-    env.log(2, "mpi: rank {} {} its part, {} regions open", r, yielded ? "yields" : "ends", s.tally.left.size());
-    if (!yielded || stopping || late(kLeastMovingSeconds) || s.tally.left.empty()) {
-      results.push_back(std::move(s));
+    if (witness_ends_search(s, o_)) stop_all();
+    env_.log(2, "mpi: rank {} {} its part, {} regions open", r, yielded ? "yields" : "ends", s.tally.left.size());
+    if (!yielded || stopping_ || late(kLeastMovingSeconds) || s.tally.left.empty()) {
+      results_.push_back(std::move(s));
       return;
     }
-    ++divided;
+    ++divided_;
     // What was closed stays here (it is not sent again); the open regions go out in pieces.
-    const auto idle = static_cast<int>(std::count_if(at.begin(), at.end(), [](const Holder& x) { return x.waiting; }));
-    std::vector<SearchState> pieces = divide_search_state(std::move(s), 2 + idle, regions.domain_points(), true);
-    results.push_back(std::move(pieces[0]));
+    const auto idle =
+        static_cast<int>(std::count_if(at_.begin(), at_.end(), [](const Holder& x) { return x.waiting; }));
+    std::vector<SearchState> pieces = divide_search_state(std::move(s), 2 + idle, regions_.domain_points(), true);
+    results_.push_back(std::move(pieces[0]));
     for (std::size_t k = 1; k < pieces.size(); ++k)
-      if (!pieces[k].tally.left.empty()) waiting.push_back(std::move(pieces[k]));
-  };
+      if (!pieces[k].tally.left.empty()) waiting_.push_back(std::move(pieces[k]));
+  }
   // An idle rank is waiting and nothing is left to hand out: the part held longest is asked back.
-  auto steal = [&] {
-    if (stopping || !waiting.empty() || late(kLeastMovingSeconds)) return;
-    if (std::any_of(at.begin(), at.end(), [](const Holder& x) { return x.yielding; })) return;
+  void steal() {
+    if (stopping_ || !waiting_.empty() || late(kLeastMovingSeconds)) return;
+    if (std::any_of(at_.begin(), at_.end(), [](const Holder& x) { return x.yielding; })) return;
     // Not a part just handed out (it would come back before doing anything).
     int victim = -1;
-    for (int r = 0; r < size; ++r) {
-      const Holder& h = at[static_cast<std::size_t>(r)];
-      if (h.holding && env.elapsed_seconds() - h.since >= kLeastHeldSeconds &&
-          (victim < 0 || h.since < at[static_cast<std::size_t>(victim)].since))
+    for (int r = 0; r < size_; ++r) {
+      const Holder& h = at_[static_cast<std::size_t>(r)];
+      if (h.holding && env_.elapsed_seconds() - h.since >= kLeastHeldSeconds &&
+          (victim < 0 || h.since < at_[static_cast<std::size_t>(victim)].since))
         victim = r;
     }
     if (victim < 0) return;
-    at[static_cast<std::size_t>(victim)].yielding = true;
-    env.log(2, "mpi: rank {}'s part is asked back", victim);
+    at_[static_cast<std::size_t>(victim)].yielding = true;
+    env_.log(2, "mpi: rank {}'s part is asked back", victim);
     if (victim == 0) {
-      local.cancel();
+      local_.cancel();
     } else {
       send_text(victim, kYield, "");
     }
-  };
+  }
   // The run's progress: every part's, handed out or not (a part's state holds what was decided
   // before it was handed out, so nothing counts twice).
-  double last_report = 0.0;
-  auto report = [&] {
-    if (!o.progress || env.elapsed_seconds() - last_report < kProgressSeconds) return;
-    last_report = env.elapsed_seconds();
+  void report() {
+    if (!o_.progress || env_.elapsed_seconds() - last_report_ < kProgressSeconds) return;
+    last_report_ = env_.elapsed_seconds();
     PartProgress sum;
-    for (const SearchState& s : results) sum += PartProgress::of(s.tally);
-    for (const SearchState& q : waiting) sum += PartProgress::of(q.tally);
-    for (const Unparsed& u : unparsed) sum += u.last;
-    for (int r = 1; r < size; ++r)
-      if (at[static_cast<std::size_t>(r)].holding) sum += at[static_cast<std::size_t>(r)].progress;
-    if (local.busy()) sum += local.progress();
-    const long double valid = std::max(1.0L, regions.domain_points() - sum.invalid);
+    for (const SearchState& s : results_) sum += PartProgress::of(s.tally);
+    for (const SearchState& q : waiting_) sum += PartProgress::of(q.tally);
+    for (const Unparsed& u : unparsed_) sum += u.last;
+    for (int r = 1; r < size_; ++r)
+      if (at_[static_cast<std::size_t>(r)].holding) sum += at_[static_cast<std::size_t>(r)].progress;
+    if (local_.busy()) sum += local_.progress();
+    const long double valid = std::max(1.0L, regions_.domain_points() - sum.invalid);
     CompleteProgress p;
     p.certified_points = sum.certified, p.falsified_points = sum.falsified, p.invalid_points = sum.invalid;
     p.certified = static_cast<double>(sum.certified / valid);
     p.falsified = static_cast<double>(sum.falsified / valid);
     p.leaves = sum.leaves;
-    p.seconds = env.elapsed_seconds();
-    o.progress(p);
-  };
-  while (true) {
+    p.seconds = env_.elapsed_seconds();
+    o_.progress(p);
+  }
+  // One round of the loop; false once every rank is retired and nothing is left.
+  bool step() {
     report();
-    if (env.expired() || (o.cancel != nullptr && o.cancel->load())) stop_all();
-    if (local.busy() && local.done()) take_back(0, local.finish());
-    const bool closed = stopping || late(0.0);  // no more handing out
-    if (!local.busy() && !closed && !waiting.empty()) hand_out(0);
-    at[0].waiting = !local.busy() && !closed;
-    for (int r = 1; r < size && !waiting.empty() && !closed; ++r)
-      if (at[static_cast<std::size_t>(r)].waiting) hand_out(r);
-    const bool anyone_holds = std::any_of(at.begin(), at.end(), [](const Holder& x) { return x.holding; });
+    if (env_.expired() || (o_.cancel != nullptr && o_.cancel->load())) stop_all();
+    if (local_.busy() && local_.done()) take_back(0, local_.finish());
+    const bool closed = stopping_ || late(0.0);  // no more handing out
+    if (!local_.busy() && !closed && !waiting_.empty()) hand_out(0);
+    at_[0].waiting = !local_.busy() && !closed;
+    for (int r = 1; r < size_ && !waiting_.empty() && !closed; ++r)
+      if (at_[static_cast<std::size_t>(r)].waiting) hand_out(r);
+    const bool anyone_holds = std::any_of(at_.begin(), at_.end(), [](const Holder& x) { return x.holding; });
     // Ranks that asked when nothing was left, and nothing can come back to divide: no more work.
-    for (int r = 1; r < size; ++r) {
-      Holder& h = at[static_cast<std::size_t>(r)];
-      if (h.waiting && (closed || (waiting.empty() && !anyone_holds))) {
+    for (int r = 1; r < size_; ++r) {
+      Holder& h = at_[static_cast<std::size_t>(r)];
+      if (h.waiting && (closed || (waiting_.empty() && !anyone_holds))) {
         send_text(r, kNone, "");
         h.waiting = false, h.retired = true;
       }
     }
-    if (std::any_of(at.begin(), at.end(), [](const Holder& x) { return x.waiting; })) steal();
+    if (std::any_of(at_.begin(), at_.end(), [](const Holder& x) { return x.waiting; })) steal();
     int flag = 0;
     MPI_Status st;
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
     if (flag != 0) {
       std::string text = receive_text(st);
-      Holder& h = at[static_cast<std::size_t>(st.MPI_SOURCE)];
+      Holder& h = at_[static_cast<std::size_t>(st.MPI_SOURCE)];
       if (st.MPI_TAG == kProgress) {
         if (h.holding) h.progress = PartProgress::parse(text);
-      } else if (st.MPI_TAG == kResult && o.quantify && !h.yielding) {
+      } else if (st.MPI_TAG == kResult && o_.quantify && !h.yielding) {
         h.holding = false;
-        env.log(2, "mpi: rank {} ends its part", st.MPI_SOURCE);
-        unparsed.push_back({st.MPI_SOURCE, std::move(text), h.progress});
+        env_.log(2, "mpi: rank {} ends its part", st.MPI_SOURCE);
+        unparsed_.push_back({st.MPI_SOURCE, std::move(text), h.progress});
       } else if (st.MPI_TAG == kResult) {
         take_back(st.MPI_SOURCE, parse_result(st.MPI_SOURCE, text));
       } else if (st.MPI_TAG == kRequest) {
         h.waiting = true;
       }
-      continue;
+      return true;
     }
     // Only while every worker rank is busy: one that just sent its result is about to ask for more.
     const bool workers_busy =
-        std::all_of(at.begin() + 1, at.end(), [](const Holder& x) { return x.holding || x.retired; });
-    if (!unparsed.empty() && workers_busy) {
-      results.push_back(parse_result(unparsed.front().rank, unparsed.front().text));
-      unparsed.pop_front();
-      continue;
+        std::all_of(at_.begin() + 1, at_.end(), [](const Holder& x) { return x.holding || x.retired; });
+    if (!unparsed_.empty() && workers_busy) {
+      results_.push_back(parse_result(unparsed_.front().rank, unparsed_.front().text));
+      unparsed_.pop_front();
+      return true;
     }
-    const bool all_retired = std::all_of(at.begin() + 1, at.end(), [](const Holder& x) { return x.retired; });
-    if (all_retired && !local.busy() && (waiting.empty() || closed)) break;
+    const bool all_retired = std::all_of(at_.begin() + 1, at_.end(), [](const Holder& x) { return x.retired; });
+    if (all_retired && !local_.busy() && (waiting_.empty() || closed)) return false;
     std::this_thread::sleep_for(kPollPause);
+    return true;
   }
-  for (const Unparsed& u : unparsed) results.push_back(parse_result(u.rank, u.text));
-  for (SearchState& q : waiting) results.push_back(std::move(q));  // never handed out: still open
-  env.stats.set("mpi.ranks", size);
-  env.stats.set("mpi.divided", divided);
-  // Divided parts make more pieces than the first split: numbered afresh for the join.
-  for (std::size_t k = 0; k < results.size(); ++k) {
-    results[k].part = static_cast<int>(k);
-    results[k].parts = static_cast<int>(results.size());
+  FairnessResult answer() {
+    for (const Unparsed& u : unparsed_) results_.push_back(parse_result(u.rank, u.text));
+    for (SearchState& q : waiting_) results_.push_back(std::move(q));  // never handed out: still open
+    env_.stats.set("mpi.ranks", size_);
+    env_.stats.set("mpi.divided", divided_);
+    // Divided parts make more pieces than the first split: numbered afresh for the join.
+    for (std::size_t k = 0; k < results_.size(); ++k) {
+      results_[k].part = static_cast<int>(k);
+      results_[k].parts = static_cast<int>(results_.size());
+    }
+    RegionScheduler answerer(regions_, signals_, schema_, o_, env_);
+    // The ranks' parts are this process's own making: their accounts are checked as they arrive,
+    // their regions' disjointness is not checked again.
+    return answerer.answer(join_search_states(std::move(results_), {"mpirun"}, question_, false));
   }
-  RegionScheduler answerer(regions, signals, schema, o, env);
-  // The ranks' parts are this process's own making: their accounts are checked as they arrive,
-  // their regions' disjointness is not checked again.
-  return answerer.answer(join_search_states(std::move(results), {"mpirun"}, question, false));
+
+  const RegionEvaluator& regions_;
+  SearchSignals& signals_;
+  const Schema& schema_;
+  const CompleteSearchOptions& o_;
+  Env& env_;
+  const SearchQuestion& question_;
+  const int size_;
+  const double limit_;
+  std::deque<SearchState> waiting_;
+  std::vector<SearchState> results_;
+  std::deque<Unparsed> unparsed_;
+  std::vector<Holder> at_;
+  bool stopping_ = false;
+  int divided_ = 0;  // parts asked back and divided
+  PartSolver local_;
+  const double deadline_;
+  double last_report_ = 0.0;
+};
+
+FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals, const Schema& schema,
+                          const CompleteSearchOptions& o, Env& env, const SearchQuestion& question, int size) {
+  return Coordinator(regions, signals, schema, o, env, question, size).run();
 }
 
 // Rank 0's answer to a request: a part or kNone. A stop or yield meant for a part this rank has

@@ -32,16 +32,26 @@ bool looks_like_data(const std::vector<std::string_view>& fields) {
                      [&](std::string_view f) { return detail::parse_number(detail::trim(f), unused); });
 }
 
-Dataset read(detail::CsvReader& rd, const Schema& schema, const CsvReading& reading) {
-  const std::string& file = rd.source();
-  std::vector<std::string_view> fields;
-  if (!rd.next(fields)) throw InputError(file, "", "empty file: expected a header row naming the columns");
-
-  // Column -> feature index (or the label column, a kept or an unread one).
-  std::vector<int> target(fields.size());
-  std::vector<std::string> names(fields.size());
-  std::vector<bool> present(static_cast<std::size_t>(schema.size()), false);
+// What each column of the header is: a feature (its index), the label column, or ignored (kept
+// for the caller, or listed as not read).
+struct ColumnPlan {
+  std::vector<int> target;
+  std::vector<std::string> names;
+  std::vector<std::size_t> kept_columns;
+  std::string label;
   bool has_label = false;
+};
+
+ColumnPlan plan_columns(const detail::CsvReader& rd, const std::vector<std::string_view>& fields, const Schema& schema,
+                        const CsvReading& reading, Dataset& d) {
+  const std::string& file = rd.source();
+  // Column -> feature index (or the label column, a kept or an unread one).
+  ColumnPlan p;
+  p.target.resize(fields.size());
+  p.names.resize(fields.size());
+  auto& target = p.target;
+  auto& names = p.names;
+  std::vector<bool> present(static_cast<std::size_t>(schema.size()), false);
   std::map<std::string, std::size_t, std::less<>> header;
   for (std::size_t c = 0; c < fields.size(); ++c) {
     names[c] = std::string(detail::trim(fields[c]));
@@ -50,7 +60,8 @@ Dataset read(detail::CsvReader& rd, const Schema& schema, const CsvReading& read
                        fmt::format("column '{}' appears twice", names[c]));
     }
   }
-  const std::string label = reading.label.value_or(schema.label());
+  p.label = reading.label.value_or(schema.label());
+  const std::string& label = p.label;
   if (reading.label && !reading.label->empty() && !header.contains(label)) {
     throw InputError(
         file, fmt::format("line {} (header)", rd.line()),
@@ -60,15 +71,13 @@ Dataset read(detail::CsvReader& rd, const Schema& schema, const CsvReading& read
   const std::unordered_set<std::string_view> kept(reading.keep.begin(), reading.keep.end());
   std::unordered_map<std::string_view, int> feature_of;
   for (int i = 0; i < schema.size(); ++i) feature_of.emplace(schema.feature(i).name, i);
-  std::vector<std::size_t> kept_columns;
-  Dataset d;
   for (std::size_t c = 0; c < fields.size(); ++c) {
     if (!label.empty() && names[c] == label) {
       if (feature_of.contains(names[c]))
         throw InputError(file, fmt::format("line {} (header)", rd.line()),
                          fmt::format("column '{}' is a model input; it cannot be the true label too", names[c]));
       target[c] = kLabelColumn;
-      has_label = true;
+      p.has_label = true;
       continue;
     }
     if (const auto it = feature_of.find(names[c]); it != feature_of.end()) {
@@ -78,7 +87,7 @@ Dataset read(detail::CsvReader& rd, const Schema& schema, const CsvReading& read
     }
     target[c] = kIgnoredColumn;
     if (kept.contains(names[c])) {
-      kept_columns.push_back(c);
+      p.kept_columns.push_back(c);
     } else {
       d.unread.push_back(names[c]);
     }
@@ -96,13 +105,42 @@ Dataset read(detail::CsvReader& rd, const Schema& schema, const CsvReading& read
                      fmt::format("missing column{} {} (feature{} of schema '{}')", missing.size() > 1 ? "s" : "",
                                  fmt::join(missing, ", "), missing.size() > 1 ? "s" : "", schema.name()));
   }
+  return p;
+}
 
+// A true label: a class name, or an integer class index (below the class count when names are known).
+int label_value(std::string_view t, const std::map<std::string, int, std::less<>>& classes,
+                const std::vector<std::string>& class_names, const detail::CsvReader& rd, std::size_t row,
+                const std::string& column) {
+  double v = 0;
+  if (auto it = classes.find(t); it != classes.end()) return it->second;
+  if (detail::parse_number(t, v) && std::floor(v) == v && std::fabs(v) < 1e9 &&
+      (classes.empty() || (v >= 0 && v < static_cast<double>(classes.size()))))
+    return static_cast<int>(v);
+  std::string expected = "an integer class index";
+  if (!classes.empty())
+    expected = fmt::format("a class of the model ({}) or an integer class index", fmt::join(class_names, ", "));
+  throw InputError(rd.source(), fmt::format("row {} (line {}), column '{}'", row, rd.line(), column),
+                   fmt::format("expected {}, got '{}'", expected, t));
+}
+
+Dataset read(detail::CsvReader& rd, const Schema& schema, const CsvReading& reading) {
+  const std::string& file = rd.source();
+  std::vector<std::string_view> fields;
+  if (!rd.next(fields)) throw InputError(file, "", "empty file: expected a header row naming the columns");
+  Dataset d;
+  const ColumnPlan plan = plan_columns(rd, fields, schema, reading, d);
+  const std::vector<int>& target = plan.target;
+  const std::vector<std::string>& names = plan.names;
+  const std::vector<std::size_t>& kept_columns = plan.kept_columns;
+  const std::string& label = plan.label;
   const std::vector<std::string>& class_names = !reading.label_classes.empty() ? reading.label_classes
                                                 : label == schema.label()      ? schema.label_classes()
                                                                                : reading.label_classes;
   std::map<std::string, int, std::less<>> classes;
   for (std::size_t k = 0; k < class_names.size(); ++k) classes.emplace(class_names[k], static_cast<int>(k));
   std::vector<std::vector<std::string>*> kept_values;
+  kept_values.reserve(kept_columns.size());
   for (const std::size_t c : kept_columns) kept_values.push_back(&d.kept[names[c]]);
 
   const auto width = static_cast<std::size_t>(schema.size());
@@ -125,20 +163,7 @@ Dataset read(detail::CsvReader& rd, const Schema& schema, const CsvReading& read
     for (std::size_t c = 0; c < fields.size(); ++c) {
       if (target[c] == kIgnoredColumn) continue;
       if (target[c] == kLabelColumn) {
-        const std::string_view t = detail::trim(fields[c]);
-        double v = 0;
-        if (auto it = classes.find(t); it != classes.end()) {
-          labels.push_back(it->second);
-        } else if (detail::parse_number(t, v) && std::floor(v) == v && std::fabs(v) < 1e9 &&
-                   (classes.empty() || (v >= 0 && v < static_cast<double>(classes.size())))) {
-          labels.push_back(static_cast<int>(v));
-        } else {
-          std::string expected = "an integer class index";
-          if (!classes.empty())
-            expected = fmt::format("a class of the model ({}) or an integer class index", fmt::join(class_names, ", "));
-          throw InputError(file, fmt::format("row {} (line {}), column '{}'", row, rd.line(), names[c]),
-                           fmt::format("expected {}, got '{}'", expected, t));
-        }
+        labels.push_back(label_value(detail::trim(fields[c]), classes, class_names, rd, row, names[c]));
         continue;
       }
       double v = 0;
@@ -153,7 +178,7 @@ Dataset read(detail::CsvReader& rd, const Schema& schema, const CsvReading& read
   d.source = file;
   d.raw = Eigen::Map<const Eigen::MatrixXd>(values.data(), static_cast<Eigen::Index>(width),
                                             static_cast<Eigen::Index>(row));
-  if (has_label) {
+  if (plan.has_label) {
     d.labels = std::move(labels);
     d.label_column = label;
   }

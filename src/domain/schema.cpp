@@ -115,21 +115,47 @@ class SchemaParser {
     if (f.name.empty()) fail(name, ctx + "'name' is empty");
     ctx = fmt::format("feature '{}': ", f.name);
 
+    f.kind = kind_of(t, ctx);
+    bounds(t, ctx, f);
+    if (const toml::node* enc = t.get("encoding")) {
+      const std::string e = string_of(*enc, ctx + "'encoding'");
+      if (e == "one-hot") {
+        if (f.kind != FeatureKind::Categorical) fail(enc, ctx + "only a categorical feature can be one-hot encoded");
+        f.one_hot = true;
+        f.model_width = static_cast<int>(f.categories.size());
+      } else if (e != "label") {
+        fail(enc, fmt::format("{}unknown encoding '{}' (expected \"label\" or \"one-hot\")", ctx, e));
+      }
+    }
+
+    normalisation(t, ctx, f);
+    if (const toml::node* m = t.get("missing")) {
+      if (const auto* text = m->as_string()) {
+        f.missing = text->get();
+      } else {
+        const double v = number_of(*m, ctx + "'missing'");
+        f.missing = format_number(v);
+        if (!is_integer(v)) f.missing = fmt::format("{}", v);
+      }
+      if (f.missing.empty()) fail(m, ctx + "'missing' is empty");
+    }
+    return f;
+  }
+
+  FeatureKind kind_of(const toml::table& t, const std::string& ctx) const {
     const toml::node* kind = t.get("kind");
     if (kind == nullptr) fail(&t, ctx + "missing 'kind' (integer, real, categorical or boolean)");
     const std::string k = string_of(*kind, ctx + "'kind'");
-    if (k == "integer") {
-      f.kind = FeatureKind::Integer;
-    } else if (k == "real") {
-      f.kind = FeatureKind::Real;
-    } else if (k == "categorical") {
-      f.kind = FeatureKind::Categorical;
-    } else if (k == "boolean") {
-      f.kind = FeatureKind::Boolean;
-    } else {
+    if (k == "integer") return FeatureKind::Integer;
+    if (k == "real") return FeatureKind::Real;
+    if (k == "categorical") return FeatureKind::Categorical;
+    if (k != "boolean")
       fail(kind, fmt::format("{}unknown kind '{}' (expected integer, real, categorical or boolean)", ctx, k));
-    }
+    return FeatureKind::Boolean;
+  }
 
+  // min and max, given (integer, real) or from the categories (categorical, boolean).
+  void bounds(const toml::table& t, const std::string& ctx, Feature& f) const {
     const toml::node* min = t.get("min");
     const toml::node* max = t.get("max");
     const toml::node* cats = t.get("categories");
@@ -167,18 +193,10 @@ class SchemaParser {
         f.max = 1;
       }
     }
+  }
 
-    if (const toml::node* enc = t.get("encoding")) {
-      const std::string e = string_of(*enc, ctx + "'encoding'");
-      if (e == "one-hot") {
-        if (f.kind != FeatureKind::Categorical) fail(enc, ctx + "only a categorical feature can be one-hot encoded");
-        f.one_hot = true;
-        f.model_width = static_cast<int>(f.categories.size());
-      } else if (e != "label") {
-        fail(enc, fmt::format("{}unknown encoding '{}' (expected \"label\" or \"one-hot\")", ctx, e));
-      }
-    }
-
+  // At most one of the three normalisations, invertible.
+  void normalisation(const toml::table& t, const std::string& ctx, Feature& f) const {
     const toml::node* scale = t.get("scale");
     const toml::node* offset = t.get("offset");
     const toml::node* mean = t.get("mean");
@@ -215,17 +233,6 @@ class SchemaParser {
       if (multiply != nullptr) f.norm.b = number_of(*multiply, ctx + "'multiply'");
       if (f.norm.b == 0) fail(multiply, ctx + "'multiply' must not be 0 (the map must be invertible)");
     }
-    if (const toml::node* m = t.get("missing")) {
-      if (const auto* text = m->as_string()) {
-        f.missing = text->get();
-      } else {
-        const double v = number_of(*m, ctx + "'missing'");
-        f.missing = format_number(v);
-        if (!is_integer(v)) f.missing = fmt::format("{}", v);
-      }
-      if (f.missing.empty()) fail(m, ctx + "'missing' is empty");
-    }
-    return f;
   }
 
   void parse(Schema& s) const {

@@ -7,11 +7,14 @@
 // sweeps on several threads. Points whose sum lies within the rounding bounds of an interval's
 // ends are decided one by one in exact arithmetic.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <numeric>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -121,6 +124,176 @@ std::vector<int> partition(const std::vector<double>& sizes, double most, double
   return where;
 }
 
+// The reference logit's terms, one axis per feature that varies (the others fold into `constant`),
+// with `magnitude` and `error` for the rounding bound; false where a term is real-valued.
+// `term_of(f, terms)` gives feature f's terms.
+bool axes_of(const SearchRegion& r, const Schema& schema, const std::vector<bool>& is_protected,
+             const std::function<void(int, std::vector<LinearTerm>&)>& term_of, std::vector<Axis>& axes,
+             double& constant, double& magnitude, double& error) {
+  std::vector<LinearTerm> terms;
+  for (int f = 0; f < schema.size(); ++f) {
+    terms.clear();
+    term_of(f, terms);
+    const bool varies = !is_protected[static_cast<std::size_t>(f)] && r.lo(f) < r.hi(f);
+    Axis a{f, r.lo(f), {}, 0.0};
+    const auto n = varies ? static_cast<std::size_t>(r.hi(f) - r.lo(f) + 1.0) : 1U;
+    a.values.assign(n, 0.0);
+    for (const LinearTerm& t : terms) {
+      if (t.kind == LinearTerm::Kind::Reals) return false;
+      for (std::size_t k = 0; k < n; ++k)
+        a.values[k] =
+            t.kind == LinearTerm::Kind::Table ? t.table[k] : t.slope * (t.lo + static_cast<double>(k)) + t.offset;
+      a.error = t.error + 2.0 * kUnitRoundoff *
+                              (std::abs(t.slope) * std::max(std::abs(t.lo), std::abs(t.hi)) + std::abs(t.offset));
+    }
+    double biggest = 0.0;
+    for (double v : a.values) biggest = std::max(biggest, std::abs(v));
+    magnitude += biggest;
+    error += a.error;
+    if (varies) {
+      axes.push_back(std::move(a));
+    } else {
+      constant += a.values[0];  // rounding: in `magnitude`
+    }
+  }
+  return true;
+}
+
+// The ends of the reference logit's sum L = constant + outer + a + b, moved inwards by the rounding
+// bounds. Every copy at or below the threshold: L <= low; every copy above: L > high; some above and
+// some below: flip_lo < L <= flip_hi.
+struct SumEnds {
+  double low, high, flip_lo, flip_hi;
+};
+
+// The three lists of sums (first half, second half, outer axes), each sorted with its mixed-radix
+// indices.
+struct HalfSums {
+  std::vector<IndexedSum> a, b, outer;
+};
+
+// One sweep per combination of the outer axes (several threads when there are many).
+struct Sweep {
+  std::int64_t fair = 0, unfair = 0;
+  std::vector<LatticePoint> unsure;  // decided one by one below
+  std::vector<LatticePoint> flips;   // a few surely unfair points, first ones of each sweep
+  // Surely unfair points per first-half sum (by position in sa), and per second-half rank as a
+  // difference array: the marginals of the count (for whom), sized at the first unfair point.
+  std::vector<std::int64_t> by_a, b_diff;
+};
+
+struct SweepTotals {
+  std::int64_t fair = 0, unfair = 0;
+  std::vector<LatticePoint> unsure, flips;
+  std::vector<Sweep> sweeps;
+  std::vector<std::int64_t> by_outer;  // surely unfair points per outer combination
+};
+
+// The sweeps: as the first half's sum grows, the number of second-half sums at or below each end
+// only falls, so one merge-like pass per end counts every point; the points between the ends'
+// rounding bounds are listed as unsure. Nothing when more than kExactAtMost are unsure.
+std::optional<SweepTotals> sweep(const HalfSums& sums, double constant, const SumEnds& ends, unsigned threads,
+                                 const std::atomic<bool>& stop) {
+  const std::vector<IndexedSum>&sa = sums.a, &sb = sums.b, &so = sums.outer;
+  const auto nb_total = static_cast<std::int64_t>(sb.size());
+  // Moves `at` down to the number of second-half sums <= x.
+  auto down_to = [&sb](std::int64_t& at, double x) {
+    while (at > 0 && sb[static_cast<std::size_t>(at - 1)].sum > x) --at;
+  };
+  threads = so.size() > 1 ? threads : 1U;
+  SweepTotals out;
+  std::vector<Sweep>& sweeps = out.sweeps;
+  sweeps.resize(std::min<std::size_t>(threads, so.size()));
+  std::atomic<std::int64_t> unsure_points{0};
+  std::atomic<bool> too_many{false};
+  out.by_outer.assign(so.size(), 0);  // each entry written by the one sweep of it
+  parallel_for(threads, so.size(), [&](std::size_t oi, unsigned worker) {
+    Sweep& w = sweeps[worker];
+    const IndexedSum& o = so[oi];
+    std::int64_t to_low = nb_total, from_high = nb_total, from_flip = nb_total, to_flip = nb_total;
+    const double outer = constant + o.sum;
+    std::size_t flips_here = 0;
+    // Locals, not w's members: the stores through by_a could alias them and keep them in memory.
+    std::int64_t fair_here = 0, unfair_here = 0;
+    std::int64_t* by_a = w.by_a.empty() ? nullptr : w.by_a.data();
+    std::int64_t* b_diff = w.b_diff.empty() ? nullptr : w.b_diff.data();
+    for (std::size_t i = 0; i < sa.size() && !too_many.load(std::memory_order_relaxed); ++i) {
+      if ((i & 1023U) == 0 && stop.load(std::memory_order_relaxed)) throw Interrupted{};
+      const IndexedSum& a = sa[i];
+      const double base = outer + a.sum;
+      down_to(to_low, ends.low - base), down_to(from_high, ends.high - base);
+      down_to(from_flip, ends.flip_lo - base), down_to(to_flip, ends.flip_hi - base);
+      fair_here += to_low + (nb_total - from_high);
+      const std::int64_t flip_end = std::max(to_flip, from_flip);  // empty when flip_hi < flip_lo
+      if (flip_end > from_flip) {
+        if (by_a == nullptr) {
+          w.by_a.assign(sa.size(), 0), w.b_diff.assign(sb.size() + 1, 0);
+          by_a = w.by_a.data(), b_diff = w.b_diff.data();
+        }
+        unfair_here += flip_end - from_flip;
+        by_a[i] += flip_end - from_flip;
+        ++b_diff[from_flip];
+        --b_diff[flip_end];
+        if (flips_here < kCandidates) {
+          w.flips.push_back({oi, a.index, from_flip});
+          ++flips_here;
+        }
+      }
+      // The rest (between low and flip_lo, and between flip_hi and high) is decided point by point.
+      for (auto [s, e] : {std::pair{to_low, std::max(to_low, std::min(from_flip, from_high))},
+                          std::pair{std::max(flip_end, to_low), from_high}}) {
+        if (e <= s) continue;
+        if (unsure_points.fetch_add(e - s) + (e - s) > kExactAtMost) {
+          too_many = true;
+          break;
+        }
+        for (std::int64_t k = s; k < e; ++k) w.unsure.push_back({oi, a.index, k});
+      }
+    }
+    w.fair += fair_here, w.unfair += unfair_here;
+    out.by_outer[oi] = unfair_here;
+  });
+  if (too_many) return std::nullopt;
+  for (Sweep& w : sweeps) {
+    out.fair += w.fair, out.unfair += w.unfair;
+    out.unsure.insert(out.unsure.end(), w.unsure.begin(), w.unsure.end());
+    out.flips.insert(out.flips.end(), w.flips.begin(), w.flips.end());
+  }
+  // The candidates of the first sweeps, whichever thread ran them: the same witness every run.
+  std::sort(out.flips.begin(), out.flips.end(), [](const LatticePoint& x, const LatticePoint& y) {
+    return std::tie(x.outer, x.a) < std::tie(y.outer, y.a);
+  });
+  if (out.flips.size() > kCandidates) out.flips.resize(kCandidates);
+  return out;
+}
+
+// The surely unfair points per value of each varying feature (the unsure ones are added later).
+std::vector<std::vector<long double>> marginals(const std::array<std::vector<Axis>, 3>& half, const HalfSums& sums,
+                                                const SweepTotals& totals, int features) {
+  std::vector<std::vector<long double>> by_value(static_cast<std::size_t>(features));
+  for (const std::vector<Axis>& part : half)
+    for (const Axis& ax : part) by_value[static_cast<std::size_t>(ax.feature)].assign(ax.values.size(), 0.0L);
+  auto spread = [&by_value](const std::vector<Axis>& part, std::size_t index, std::int64_t count) {
+    for (const Axis& ax : part) {  // mixed radix, axis 0 fastest
+      by_value[static_cast<std::size_t>(ax.feature)][index % ax.values.size()] += static_cast<long double>(count);
+      index /= ax.values.size();
+    }
+  };
+  for (std::size_t oi = 0; oi < sums.outer.size(); ++oi)
+    if (totals.by_outer[oi] > 0) spread(half[2], sums.outer[oi].index, totals.by_outer[oi]);
+  std::vector<std::int64_t> per_rank(sums.b.size() + 1, 0);
+  for (const Sweep& w : totals.sweeps) {
+    if (w.by_a.empty()) continue;
+    for (std::size_t i = 0; i < sums.a.size(); ++i)
+      if (w.by_a[i] > 0) spread(half[0], sums.a[i].index, w.by_a[i]);
+    for (std::size_t k = 0; k < per_rank.size(); ++k) per_rank[k] += w.b_diff[k];
+  }
+  std::int64_t running = 0;
+  for (std::size_t k = 0; k < sums.b.size(); ++k)
+    if ((running += per_rank[k]) > 0) spread(half[1], sums.b[k].index, running);
+  return by_value;
+}
+
 }  // namespace
 
 bool NetworkRegions::lattice_count(SearchRegion& r, const std::vector<NetworkBounds>& nb,
@@ -151,43 +324,18 @@ bool NetworkRegions::lattice_count(SearchRegion& r, const std::vector<NetworkBou
     (void)partition(spans, most, outer);
     if (outer > outer_most) return false;
   }
-  // The reference logit's terms, one axis per feature that varies (others fold into the constant).
-  std::vector<LinearTerm> terms;
   std::vector<Axis> axes;
   double constant = b.lower_const, magnitude = std::abs(b.lower_const) + std::abs(b.upper_const), error = 0.0;
   const Eigen::VectorXd combo_raw = raw_with(r.lo, ref);
-  for (int f = 0; f < schema_.size(); ++f) {
-    terms.clear();
-    feature_term(r, combo_raw, b.lower_coef, f, terms);
-    const bool varies = !is_protected_[static_cast<std::size_t>(f)] && r.lo(f) < r.hi(f);
-    Axis a{f, r.lo(f), {}, 0.0};
-    const auto n = varies ? static_cast<std::size_t>(r.hi(f) - r.lo(f) + 1.0) : 1U;
-    a.values.assign(n, 0.0);
-    for (const LinearTerm& t : terms) {
-      if (t.kind == LinearTerm::Kind::Reals) return false;
-      for (std::size_t k = 0; k < n; ++k)
-        a.values[k] =
-            t.kind == LinearTerm::Kind::Table ? t.table[k] : t.slope * (t.lo + static_cast<double>(k)) + t.offset;
-      a.error = t.error + 2.0 * kUnitRoundoff *
-                              (std::abs(t.slope) * std::max(std::abs(t.lo), std::abs(t.hi)) + std::abs(t.offset));
-    }
-    double biggest = 0.0;
-    for (double v : a.values) biggest = std::max(biggest, std::abs(v));
-    magnitude += biggest;
-    error += a.error;
-    if (varies) {
-      axes.push_back(std::move(a));
-    } else {
-      constant += a.values[0];  // rounding: in `magnitude` below
-    }
-  }
+  auto term_of = [&](int f, std::vector<LinearTerm>& terms) { feature_term(r, combo_raw, b.lower_coef, f, terms); };
+  if (!axes_of(r, schema_, is_protected_, term_of, axes, constant, magnitude, error)) return false;
   // Halves of about equal size (largest axes first, each to the smaller half), the rest outer.
   std::sort(axes.begin(), axes.end(), [](const Axis& x, const Axis& y) { return x.values.size() > y.values.size(); });
   std::vector<double> sizes(axes.size());
   for (std::size_t k = 0; k < axes.size(); ++k) sizes[k] = static_cast<double>(axes[k].values.size());
   double outer_size = 1.0;
   const std::vector<int> where = partition(sizes, most, outer_size);
-  std::vector<Axis> half[3];  // the two halves, and the outer axes
+  std::array<std::vector<Axis>, 3> half;  // the two halves, and the outer axes
   for (std::size_t k = 0; k < axes.size(); ++k) half[where[k]].push_back(std::move(axes[k]));
   // Every rounding on the way from the exact logit to ((constant + outer) + a) + b in double.
   const double t = net_.threshold;
@@ -196,113 +344,15 @@ bool NetworkRegions::lattice_count(SearchRegion& r, const std::vector<NetworkBou
                            (magnitude + std::abs(t) + std::abs(min_dl) + std::abs(max_du)) +
                        kTinyError;
   const double el = b.lower_err, eu = b.upper_err, g = (b.upper_const - b.lower_const) + el + eu;
-  // L = constant + outer + a + b. Every copy at or below t: L <= low; every copy above: L > high;
-  // some above and some below: flip_lo < L <= flip_hi. Ends moved inwards by the rounding bounds.
-  const double low = t - max_du - g - slack, high = t - min_dl + el + slack;
-  const double flip_lo = t - max_dl + el + slack, flip_hi = t - min_du - g - slack;
-  // Both halves' sums sorted (with their mixed-radix indices): as the first half's sum grows, the
-  // number of second-half sums at or below each end only falls, so one sweep per end counts all.
-  const std::vector<IndexedSum> sa = sorted_sums(half[0]), sb = sorted_sums(half[1]), so = sorted_sums(half[2]);
+  const SumEnds ends{t - max_du - g - slack, t - min_dl + el + slack, t - max_dl + el + slack, t - min_du - g - slack};
+  const HalfSums sums{sorted_sums(half[0]), sorted_sums(half[1]), sorted_sums(half[2])};
+  const std::vector<IndexedSum>&sa = sums.a, &sb = sums.b, &so = sums.outer;
   const auto nb_total = static_cast<std::int64_t>(sb.size());
-  // Moves `at` down to the number of second-half sums <= x.
-  auto down_to = [&sb](std::int64_t& at, double x) {
-    while (at > 0 && sb[static_cast<std::size_t>(at - 1)].sum > x) --at;
-  };
-  // One sweep per combination of the outer axes, on several threads when there are many.
-  struct Sweep {
-    std::int64_t fair = 0, unfair = 0;
-    std::vector<LatticePoint> unsure;  // decided one by one below
-    std::vector<LatticePoint> flips;   // a few surely unfair points, first ones of each sweep
-    // Surely unfair points per first-half sum (by position in sa), and per second-half rank as a
-    // difference array: the marginals of the count (for whom), sized at the first unfair point.
-    std::vector<std::int64_t> by_a, b_diff;
-  };
-  const unsigned threads = so.size() > 1 ? count_threads_ : 1U;
-  std::vector<Sweep> sweeps(std::min<std::size_t>(threads, so.size()));
-  std::atomic<std::int64_t> unsure_points{0};
-  std::atomic<bool> too_many{false};
-  std::vector<std::int64_t> by_outer(so.size(), 0);  // each entry written by the one sweep of it
-  parallel_for(threads, so.size(), [&](std::size_t oi, unsigned worker) {
-    Sweep& w = sweeps[worker];
-    const IndexedSum& o = so[oi];
-    std::int64_t to_low = nb_total, from_high = nb_total, from_flip = nb_total, to_flip = nb_total;
-    const double outer = constant + o.sum;
-    std::size_t flips_here = 0;
-    // Locals, not w's members: the stores through by_a could alias them and keep them in memory.
-    std::int64_t fair_here = 0, unfair_here = 0;
-    std::int64_t* by_a = w.by_a.empty() ? nullptr : w.by_a.data();
-    std::int64_t* b_diff = w.b_diff.empty() ? nullptr : w.b_diff.data();
-    for (std::size_t i = 0; i < sa.size() && !too_many.load(std::memory_order_relaxed); ++i) {
-      if ((i & 1023U) == 0 && signals_.stop.load(std::memory_order_relaxed)) throw Interrupted{};
-      const IndexedSum& a = sa[i];
-      const double base = outer + a.sum;
-      down_to(to_low, low - base), down_to(from_high, high - base);
-      down_to(from_flip, flip_lo - base), down_to(to_flip, flip_hi - base);
-      fair_here += to_low + (nb_total - from_high);
-      const std::int64_t flip_end = std::max(to_flip, from_flip);  // empty when flip_hi < flip_lo
-      if (flip_end > from_flip) {
-        if (by_a == nullptr) {
-          w.by_a.assign(sa.size(), 0), w.b_diff.assign(sb.size() + 1, 0);
-          by_a = w.by_a.data(), b_diff = w.b_diff.data();
-        }
-        unfair_here += flip_end - from_flip;
-        by_a[i] += flip_end - from_flip;
-        ++b_diff[from_flip];
-        --b_diff[flip_end];
-        if (flips_here < kCandidates) {
-          w.flips.push_back({oi, a.index, from_flip});
-          ++flips_here;
-        }
-      }
-      // The rest (between low and flip_lo, and between flip_hi and high) is decided point by point.
-      for (auto [s, e] : {std::pair{to_low, std::max(to_low, std::min(from_flip, from_high))},
-                          std::pair{std::max(flip_end, to_low), from_high}}) {
-        if (e <= s) continue;
-        if (unsure_points.fetch_add(e - s) + (e - s) > kExactAtMost) {
-          too_many = true;
-          break;
-        }
-        for (std::int64_t k = s; k < e; ++k) w.unsure.push_back({oi, a.index, k});
-      }
-    }
-    w.fair += fair_here, w.unfair += unfair_here;
-    by_outer[oi] = unfair_here;
-  });
-  if (too_many) return false;
-  std::int64_t fair = 0, unfair = 0;
-  std::vector<LatticePoint> unsure, flips;
-  for (Sweep& w : sweeps) {
-    fair += w.fair, unfair += w.unfair;
-    unsure.insert(unsure.end(), w.unsure.begin(), w.unsure.end());
-    flips.insert(flips.end(), w.flips.begin(), w.flips.end());
-  }
-  // The candidates of the first sweeps, whichever thread ran them: the same witness every run.
-  std::sort(flips.begin(), flips.end(), [](const LatticePoint& x, const LatticePoint& y) {
-    return std::tie(x.outer, x.a) < std::tie(y.outer, y.a);
-  });
-  if (flips.size() > kCandidates) flips.resize(kCandidates);
-  // The surely unfair points per value of each varying feature (the unsure ones are added below).
-  std::vector<std::vector<long double>> by_value(static_cast<std::size_t>(schema_.size()));
-  for (const std::vector<Axis>& part : half)
-    for (const Axis& ax : part) by_value[static_cast<std::size_t>(ax.feature)].assign(ax.values.size(), 0.0L);
-  auto spread = [&by_value](const std::vector<Axis>& part, std::size_t index, std::int64_t count) {
-    for (const Axis& ax : part) {  // mixed radix, axis 0 fastest
-      by_value[static_cast<std::size_t>(ax.feature)][index % ax.values.size()] += static_cast<long double>(count);
-      index /= ax.values.size();
-    }
-  };
-  for (std::size_t oi = 0; oi < so.size(); ++oi)
-    if (by_outer[oi] > 0) spread(half[2], so[oi].index, by_outer[oi]);
-  std::vector<std::int64_t> per_rank(sb.size() + 1, 0);
-  for (const Sweep& w : sweeps) {
-    if (w.by_a.empty()) continue;
-    for (std::size_t i = 0; i < sa.size(); ++i)
-      if (w.by_a[i] > 0) spread(half[0], sa[i].index, w.by_a[i]);
-    for (std::size_t k = 0; k < per_rank.size(); ++k) per_rank[k] += w.b_diff[k];
-  }
-  std::int64_t running = 0;
-  for (std::size_t k = 0; k < sb.size(); ++k)
-    if ((running += per_rank[k]) > 0) spread(half[1], sb[k].index, running);
+  std::optional<SweepTotals> totals = sweep(sums, constant, ends, count_threads_, signals_.stop);
+  if (!totals) return false;
+  std::int64_t fair = totals->fair, unfair = totals->unfair;
+  const std::vector<LatticePoint>&unsure = totals->unsure, &flips = totals->flips;
+  std::vector<std::vector<long double>> by_value = marginals(half, sums, *totals, schema_.size());
   Eigen::VectorXd raw = r.lo;
   auto place_point = [&](const LatticePoint& p) {
     place(half[2], so[p.outer].index, raw);

@@ -219,20 +219,13 @@ bool NetworkRegions::try_candidate(const Eigen::VectorXd& raw, int i, int j, Reg
   return false;
 }
 
+// Soundness of one region's verdict: a pair of combinations (i, j) is closed when the bounds of the
+// network's output over the region for i and for j, and of their difference, leave no point where i
+// is favoured and j is not; the region is certified when every pair is closed, falsified when one
+// pair flips at every point, and otherwise split (or counted, when quantifying).
 void NetworkRegions::evaluate(SearchRegion& r, RegionEvaluation& ev, bool fine) const {
   const int nc = static_cast<int>(combos_.size());
-  r.measure = measure(r);
-  // Derived features narrowed to what their sources reach: the points cut off are no people.
-  if (valid_.constrained()) {
-    const long double before = r.measure;
-    if (!schema_.constraints().narrow(r.lo, r.hi, is_protected_)) {
-      ev.closed = true;
-      ev.invalid = before;
-      return;
-    }
-    r.measure = measure(r);
-    ev.invalid = before - r.measure;
-  }
+  if (narrowed_to_nobody(r, ev)) return;
   // Constraints: a pair with a combination that no point of the box can take is no comparison;
   // a box where none can is closed (no person in it); elsewhere the valid points are counted only
   // once each combination is valid at all of the box's points or none (`settled`).
@@ -247,8 +240,7 @@ void NetworkRegions::evaluate(SearchRegion& r, RegionEvaluation& ev, bool fine) 
     ev.invalid += r.measure;
     return;
   }
-  std::vector<bool> needed(combos_.size(), false);
-  for (int p : r.open) needed[static_cast<std::size_t>(p / nc)] = needed[static_cast<std::size_t>(p % nc)] = true;
+  std::vector<bool> needed = combinations_of(r.open);
   if (enumerable(r)) {
     enumerate(r, needed, ev);
     return;
@@ -262,98 +254,33 @@ void NetworkRegions::evaluate(SearchRegion& r, RegionEvaluation& ev, bool fine) 
       return;
     }
   }
-  std::vector<NetworkBounds> nb(combos_.size());
-  for (std::size_t c = 0; c < combos_.size(); ++c) {
-    if (!needed[c]) continue;
-    Eigen::VectorXd lo, hi;
-    model_box(r, combos_[c], lo, hi);
-    nb[c] = bp_.bounds(lo, hi);
-    if (nb[c].interrupted) throw Interrupted{};
-  }
+  const std::vector<NetworkBounds> nb = bounds_of(r, needed);
   const DifferenceCache diff(*this, r, nb);
-  const double t = net_.threshold;
-  std::vector<int> open;
-  int everywhere = -1;             // a pair that flips at every point of the region
-  bool flips_where_valid = false;  // ... at every point where both its people exist
-  for (int p : r.open) {
-    const auto i = static_cast<std::size_t>(p / nc), j = static_cast<std::size_t>(p % nc);
-    const Interval zi = nb[i].output(), zj = nb[j].output();
-    if (zi.hi <= t || zj.lo > t) continue;
-    if (zi.lo > t && zj.hi <= t) {
-      if (is(p / nc, Truth::Always) && is(p % nc, Truth::Always)) {
-        everywhere = p;
-        break;
-      }
-      open.push_back(p);  // flips wherever both people exist: decided once that is known
-      flips_where_valid = true;
-      continue;
-    }
-    const Interval d = diff.get(i, j);  // z_i - z_j
-    if (d.hi <= 0.0 || add_down(zi.lo, -d.hi) > t || add_up(zj.hi, d.hi) <= t) continue;
-    open.push_back(p);
-  }
+  const PairTriage pairs = triage(r, nb, diff, truth);
   const Eigen::VectorXd center = ((r.lo + r.hi) / 2.0).array().floor().matrix();
-  if (everywhere >= 0) {
+  if (pairs.everywhere >= 0) {
     ev.closed = true;
     ev.falsified = r.measure;
     ev.all_falsified = true;
-    // Every point flips: the first few (in enumeration order) serve as witnesses.
-    Eigen::VectorXd point = r.lo;
-    for (int tries = 0; signals_.wants_witnesses() && tries < 4 * std::max(1, o_.max_witnesses) &&
-                        static_cast<int>(ev.witnesses.size()) < std::max(1, o_.max_witnesses);
-         ++tries) {
-      try_candidate(tries == 0 ? center : point, everywhere / nc, everywhere % nc, ev);
-      if (tries == 0) continue;
-      bool wrapped = true;
-      for (int f = 0; f < schema_.size() && wrapped; ++f) {
-        if (is_protected_[static_cast<std::size_t>(f)] || !schema_.feature(f).integral() || r.lo(f) == r.hi(f))
-          continue;
-        wrapped = point(f) >= r.hi(f);
-        point(f) = wrapped ? r.lo(f) : point(f) + 1.0;
-      }
-      if (wrapped) break;
-    }
+    witnesses_everywhere(r, pairs.everywhere, center, ev);
     return;
   }
-  if (o_.check) ev.counters.checked = recheck(r, open);
-  if (open.empty() && (everyone || !o_.quantify)) {
+  if (o_.check) ev.counters.checked = recheck(r, pairs.open);
+  if (pairs.open.empty() && (everyone || !o_.quantify)) {
     ev.closed = true;
     ev.certified = r.measure;
     ev.inexact = !everyone;  // a verdict needs no count: how many points are valid stays unknown
     return;
   }
-  if (open.empty()) {  // fair wherever valid; split where the constraints change to count them
+  if (pairs.open.empty()) {  // fair wherever valid; split where the constraints change to count them
     r.open.clear();
     r.split = constraint_split(r);
     r.key = static_cast<double>(r.measure);
     return;
   }
-  r.open = open;
-  std::fill(needed.begin(), needed.end(), false);
-  for (int p : r.open) needed[static_cast<std::size_t>(p / nc)] = needed[static_cast<std::size_t>(p % nc)] = true;
-  if (signals_.wants_witnesses()) {
-    for (int p : open) {
-      if (try_candidate(center, p / nc, p % nc, ev)) {
-        r.known.push_back(center);
-        break;
-      }
-      // The corner that pushes z_i up and z_j down along the symbolic bounds' coefficients.
-      const auto i = static_cast<std::size_t>(p / nc), j = static_cast<std::size_t>(p % nc);
-      if (nb[i].lower_coef.size() == 0) continue;
-      const Eigen::VectorXd g = nb[i].lower_coef - nb[j].upper_coef;
-      Eigen::VectorXd corner = center;
-      for (int f = 0; f < schema_.size(); ++f) {
-        const Feature& feat = schema_.feature(f);
-        if (is_protected_[static_cast<std::size_t>(f)] || feat.one_hot) continue;
-        const double up = feat.norm.to_model(1.0) - feat.norm.to_model(0.0);
-        corner(f) = g(feat.model_offset) * up > 0 ? r.hi(f) : g(feat.model_offset) * up < 0 ? r.lo(f) : center(f);
-      }
-      if (try_candidate(corner, p / nc, p % nc, ev)) {
-        r.known.push_back(corner);
-        break;
-      }
-    }
-  }
+  r.open = pairs.open;
+  needed = combinations_of(r.open);
+  if (signals_.wants_witnesses()) hunt_witness(r, nb, center, ev);
   // Counts are over the box's points: sound only where every point is a person for the same
   // combinations.
   // Affine over an integer box (every neuron stable; a linear model): counted exactly at once.
@@ -364,10 +291,116 @@ void NetworkRegions::evaluate(SearchRegion& r, RegionEvaluation& ev, bool fine) 
     r.unfair = std::max(r.unfair, static_cast<long double>(r.known.size()));
     if (closed_by_whole_counts(r, ev)) return;
   }
-  r.split = flips_where_valid ? constraint_split(r) : split_feature(r, nb, needed);
+  r.split = pairs.flips_where_valid ? constraint_split(r) : split_feature(r, nb, needed);
   // Hunting a witness: last in, first out (depth first, as one stack), which finds the rare
   // witnesses of near-fair models soonest; quantifying: the largest undecided measure first.
   r.key = o_.quantify ? static_cast<double>(r.measure - r.fair - r.unfair) : signals_.next_sequence();
+}
+
+bool NetworkRegions::narrowed_to_nobody(SearchRegion& r, RegionEvaluation& ev) const {
+  r.measure = measure(r);
+  if (!valid_.constrained()) return false;
+  // Derived features narrowed to what their sources reach: the points cut off are no people.
+  const long double before = r.measure;
+  if (!schema_.constraints().narrow(r.lo, r.hi, is_protected_)) {
+    ev.closed = true;
+    ev.invalid = before;
+    return true;
+  }
+  r.measure = measure(r);
+  ev.invalid = before - r.measure;
+  return false;
+}
+
+std::vector<bool> NetworkRegions::combinations_of(const std::vector<int>& pairs) const {
+  const int nc = static_cast<int>(combos_.size());
+  std::vector<bool> needed(combos_.size(), false);
+  for (int p : pairs) needed[static_cast<std::size_t>(p / nc)] = needed[static_cast<std::size_t>(p % nc)] = true;
+  return needed;
+}
+
+std::vector<NetworkBounds> NetworkRegions::bounds_of(const SearchRegion& r, const std::vector<bool>& needed) const {
+  std::vector<NetworkBounds> nb(combos_.size());
+  for (std::size_t c = 0; c < combos_.size(); ++c) {
+    if (!needed[c]) continue;
+    Eigen::VectorXd lo, hi;
+    model_box(r, combos_[c], lo, hi);
+    nb[c] = bp_.bounds(lo, hi);
+    if (nb[c].interrupted) throw Interrupted{};
+  }
+  return nb;
+}
+
+NetworkRegions::PairTriage NetworkRegions::triage(const SearchRegion& r, const std::vector<NetworkBounds>& nb,
+                                                  const DifferenceCache& diff, const std::vector<Truth>& truth) const {
+  const int nc = static_cast<int>(combos_.size());
+  auto always = [&truth](int c) { return truth[static_cast<std::size_t>(c)] == Truth::Always; };
+  const double t = net_.threshold;
+  PairTriage out;
+  for (int p : r.open) {
+    const auto i = static_cast<std::size_t>(p / nc), j = static_cast<std::size_t>(p % nc);
+    const Interval zi = nb[i].output(), zj = nb[j].output();
+    if (zi.hi <= t || zj.lo > t) continue;
+    if (zi.lo > t && zj.hi <= t) {
+      if (always(p / nc) && always(p % nc)) {
+        out.everywhere = p;
+        break;
+      }
+      out.open.push_back(p);  // flips wherever both people exist: decided once that is known
+      out.flips_where_valid = true;
+      continue;
+    }
+    const Interval d = diff.get(i, j);  // z_i - z_j
+    if (d.hi <= 0.0 || add_down(zi.lo, -d.hi) > t || add_up(zj.hi, d.hi) <= t) continue;
+    out.open.push_back(p);
+  }
+  return out;
+}
+
+void NetworkRegions::witnesses_everywhere(const SearchRegion& r, int pair, const Eigen::VectorXd& center,
+                                          RegionEvaluation& ev) const {
+  const int nc = static_cast<int>(combos_.size());
+  // Every point flips: the first few (in enumeration order) serve as witnesses.
+  Eigen::VectorXd point = r.lo;
+  for (int tries = 0; signals_.wants_witnesses() && tries < 4 * std::max(1, o_.max_witnesses) &&
+                      static_cast<int>(ev.witnesses.size()) < std::max(1, o_.max_witnesses);
+       ++tries) {
+    try_candidate(tries == 0 ? center : point, pair / nc, pair % nc, ev);
+    if (tries == 0) continue;
+    bool wrapped = true;
+    for (int f = 0; f < schema_.size() && wrapped; ++f) {
+      if (is_protected_[static_cast<std::size_t>(f)] || !schema_.feature(f).integral() || r.lo(f) == r.hi(f)) continue;
+      wrapped = point(f) >= r.hi(f);
+      point(f) = wrapped ? r.lo(f) : point(f) + 1.0;
+    }
+    if (wrapped) break;
+  }
+}
+
+void NetworkRegions::hunt_witness(SearchRegion& r, const std::vector<NetworkBounds>& nb, const Eigen::VectorXd& center,
+                                  RegionEvaluation& ev) const {
+  const int nc = static_cast<int>(combos_.size());
+  for (int p : r.open) {
+    if (try_candidate(center, p / nc, p % nc, ev)) {
+      r.known.push_back(center);
+      return;
+    }
+    // The corner that pushes z_i up and z_j down along the symbolic bounds' coefficients.
+    const auto i = static_cast<std::size_t>(p / nc), j = static_cast<std::size_t>(p % nc);
+    if (nb[i].lower_coef.size() == 0) continue;
+    const Eigen::VectorXd g = nb[i].lower_coef - nb[j].upper_coef;
+    Eigen::VectorXd corner = center;
+    for (int f = 0; f < schema_.size(); ++f) {
+      const Feature& feat = schema_.feature(f);
+      if (is_protected_[static_cast<std::size_t>(f)] || feat.one_hot) continue;
+      const double up = feat.norm.to_model(1.0) - feat.norm.to_model(0.0);
+      corner(f) = g(feat.model_offset) * up > 0 ? r.hi(f) : g(feat.model_offset) * up < 0 ? r.lo(f) : center(f);
+    }
+    if (try_candidate(corner, p / nc, p % nc, ev)) {
+      r.known.push_back(corner);
+      return;
+    }
+  }
 }
 
 bool NetworkRegions::closed_by_whole_counts(SearchRegion& r, RegionEvaluation& ev) const {

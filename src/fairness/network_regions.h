@@ -82,6 +82,24 @@ class NetworkRegions final : public RegionEvaluator {
   // Bounds, closure, enumeration or counting of one region; an open region leaves with its split
   // feature, its counted shares and its key.
   void evaluate(SearchRegion& r, RegionEvaluation& ev, bool fine) const;
+  // The steps of evaluate, in order.
+  // Measures the region and narrows its derived features; true (closed, all invalid) when nobody is left.
+  bool narrowed_to_nobody(SearchRegion& r, RegionEvaluation& ev) const;
+  // Which combinations the open pairs (i * combinations + j) compare.
+  [[nodiscard]] std::vector<bool> combinations_of(const std::vector<int>& pairs) const;
+  [[nodiscard]] std::vector<NetworkBounds> bounds_of(const SearchRegion& r, const std::vector<bool>& needed) const;
+  struct PairTriage {
+    std::vector<int> open;           // pairs the bounds cannot close
+    int everywhere = -1;             // a pair that flips at every point of the region
+    bool flips_where_valid = false;  // ... at every point where both its people exist
+  };
+  [[nodiscard]] PairTriage triage(const SearchRegion& r, const std::vector<NetworkBounds>& nb,
+                                  const DifferenceCache& diff, const std::vector<Truth>& truth) const;
+  // Witnesses of a region where `pair` flips at every point: its center, then points in order.
+  void witnesses_everywhere(const SearchRegion& r, int pair, const Eigen::VectorXd& center, RegionEvaluation& ev) const;
+  // One witness among the open pairs: the center, then the corner the bounds' coefficients point to.
+  void hunt_witness(SearchRegion& r, const std::vector<NetworkBounds>& nb, const Eigen::VectorXd& center,
+                    RegionEvaluation& ev) const;
   // Model-input bounds of the raw box r with the protected features set to `combo`. Inputs that a
   // normalisation computes are widened to contain their exact rational value.
   void model_box(const SearchRegion& r, const Eigen::VectorXd& combo, Eigen::VectorXd& lo, Eigen::VectorXd& hi,

@@ -174,6 +174,168 @@ class InputProbe {
   Eigen::VectorXd base_;
 };
 
+// The nodes after the ensemble that the decision rule reads, in order (`post`), each of which must
+// read only the ensemble and constants; otherwise why not.
+std::optional<std::string> decision_after_trees(const Model& model, int ensemble, std::vector<int>& post) {
+  std::vector<int> from_ensemble(model.nodes.size(), 0);  // 1: depends on the ensemble; 2: on the input otherwise
+  std::vector<bool> needed(model.nodes.size(), false);
+  needed[static_cast<std::size_t>(model.rule.node)] = true;
+  for (std::size_t i = model.nodes.size(); i-- > 0;)
+    if (needed[i])
+      for (int k : model.nodes[i].inputs) needed[static_cast<std::size_t>(k)] = true;
+  for (std::size_t i = 0; i < model.nodes.size(); ++i) {
+    const Node& n = model.nodes[i];
+    if (static_cast<int>(i) == ensemble) {
+      from_ensemble[i] = 1;
+      continue;
+    }
+    int dep = n.op == OpKind::Input ? 2 : 0;
+    for (int k : n.inputs) dep |= from_ensemble[static_cast<std::size_t>(k)];
+    from_ensemble[i] = dep;
+    if (!needed[i] || static_cast<int>(i) < ensemble || dep == 0) continue;
+    if ((dep & 2) != 0) return fmt::format("the decision reads {} beside the trees", node_label(n, i));
+    switch (n.op) {
+      case OpKind::Identity:
+      case OpKind::Select:
+      case OpKind::Concat:
+      case OpKind::Sigmoid:
+      case OpKind::Tanh:
+      case OpKind::Relu:
+      case OpKind::Softmax:
+      case OpKind::Add:
+      case OpKind::Sub:
+      case OpKind::Mul:
+      case OpKind::Div:
+      case OpKind::Dense: break;
+      default: return fmt::format("the decision goes through {} ({})", node_label(n, i), op_name(n.op));
+    }
+    for (int k : n.inputs)
+      if (from_ensemble[static_cast<std::size_t>(k)] == 0 &&
+          model.nodes[static_cast<std::size_t>(k)].op != OpKind::Constant)
+        return fmt::format("the decision reads {}, which is neither the trees nor a constant",
+                           node_label(model.nodes[static_cast<std::size_t>(k)], static_cast<std::size_t>(k)));
+    post.push_back(static_cast<int>(i));
+  }
+  if (from_ensemble[static_cast<std::size_t>(model.rule.node)] != 1) return "the decision does not read the trees";
+  return std::nullopt;
+}
+
+// Each distinct test (input coordinate, mode, threshold, set) of the trees as one raw split, made
+// once: value by value on a small integer domain, else by bisection where the preprocessing is
+// monotone (exact, since a monotone function crosses a threshold once).
+class SplitCatalog {
+ public:
+  using Split = RawTrees::Split;
+
+  SplitCatalog(const Model& model, const Schema& schema, int input_node)
+      : schema_(schema),
+        x_(dependences(model, schema, input_node)[static_cast<std::size_t>(input_node)]),
+        probe_(model, schema, input_node) {
+    read.assign(static_cast<std::size_t>(schema.size()), false);
+  }
+
+  // The split a tree node tests; nothing when its input depends on several features.
+  std::optional<int> of(const TreeEnsemble::Node& n) {
+    const auto key =
+        std::make_tuple(n.feature, static_cast<int>(n.mode), n.threshold, n.members, n.missing_tracks_true);
+    if (const auto it = known_.find(key); it != known_.end()) return it->second;
+    const int f = x_.feature[static_cast<std::size_t>(n.feature)];
+    if (f == kMany) return std::nullopt;
+    Split s;
+    s.feature = f;
+    if (f == -1) {  // no feature reaches this input
+      s.constant = true;
+      s.below = goes_true(n, probe_.value(0, n.feature, schema_.feature(0).min));
+    } else {
+      const Feature& feat = schema_.feature(f);
+      if (feat.integral() && feat.max - feat.min + 1.0 <= kMaxEnumeratedCodes)
+        enumerate(n, f, s);
+      else
+        bisect(n, f, s);
+    }
+    if (!s.constant) read[static_cast<std::size_t>(f)] = true;
+    const int id = static_cast<int>(splits.size());
+    splits.push_back(s);
+    known_.emplace(key, id);
+    return id;
+  }
+
+  std::vector<Split> splits;
+  std::vector<std::vector<int>> set_prefix;
+  std::vector<double> set_base;
+  std::vector<bool> read;
+
+ private:
+  // Every code of the feature tested: one run is a constant, two a cut, more a set of codes.
+  void enumerate(const TreeEnsemble::Node& n, int f, Split& s) {
+    const Feature& feat = schema_.feature(f);
+    auto [it, fresh] = enumerated_.try_emplace(n.feature);
+    if (fresh) {
+      std::vector<double> codes(static_cast<std::size_t>(feat.max - feat.min + 1.0));
+      for (std::size_t k = 0; k < codes.size(); ++k) codes[k] = feat.min + static_cast<double>(k);
+      it->second = probe_.values(f, n.feature, codes);
+    }
+    std::vector<bool> t;
+    for (double g : it->second) t.push_back(goes_true(n, g));
+    std::size_t runs = 1;
+    for (std::size_t k = 1; k < t.size(); ++k) runs += t[k] != t[k - 1] ? 1 : 0;
+    if (runs == 1) {
+      s.constant = true;
+      s.below = t[0];
+    } else if (runs == 2) {
+      std::size_t k = 1;
+      while (t[k] == t[0]) ++k;
+      s.cut = feat.min + static_cast<double>(k) - 1.0;
+      s.below = t[0];
+    } else {
+      s.set = static_cast<int>(set_prefix.size());
+      std::vector<int> prefix{0};
+      for (bool b : t) prefix.push_back(prefix.back() + (b ? 1 : 0));
+      set_prefix.push_back(std::move(prefix));
+      set_base.push_back(feat.min);
+    }
+  }
+
+  // A monotone order test: the last value that tests like the feature's minimum, by bisection.
+  void bisect(const TreeEnsemble::Node& n, int f, Split& s) {
+    const Feature& feat = schema_.feature(f);
+    const bool order_test = n.mode == TreeEnsemble::Mode::Leq || n.mode == TreeEnsemble::Mode::Lt ||
+                            n.mode == TreeEnsemble::Mode::Geq || n.mode == TreeEnsemble::Mode::Gt;
+    if (!x_.monotone[static_cast<std::size_t>(n.feature)] || !order_test)
+      throw UnsupportedError(fmt::format(
+          "the tree engine: a split on input {} of the trees is not one cut of feature '{}' (an equality, a "
+          "set, or a preprocessing that is not monotone), and its {} values are too many to test one by one",
+          n.feature, feat.name,
+          feat.integral() ? fmt::format("{:.0f}", feat.max - feat.min + 1.0) : std::string("real")));
+    const bool first = goes_true(n, probe_.value(f, n.feature, feat.min));
+    const bool last = goes_true(n, probe_.value(f, n.feature, feat.max));
+    s.below = first;
+    if (first == last) {
+      s.constant = true;
+    } else if (feat.integral()) {
+      double lo = feat.min, hi = feat.max;
+      while (hi - lo > 1.0) {
+        const double mid = std::floor(lo + (hi - lo) / 2.0);
+        (goes_true(n, probe_.value(f, n.feature, mid)) == first ? lo : hi) = mid;
+      }
+      s.cut = lo;
+    } else {
+      std::uint64_t lo = order_key(feat.min), hi = order_key(feat.max);
+      while (hi - lo > 1) {
+        const std::uint64_t mid = lo + (hi - lo) / 2;
+        (goes_true(n, probe_.value(f, n.feature, from_order_key(mid))) == first ? lo : hi) = mid;
+      }
+      s.cut = from_order_key(lo);
+    }
+  }
+
+  const Schema& schema_;
+  Dependence x_;
+  InputProbe probe_;
+  std::map<int, std::vector<double>> enumerated_;  // coordinate -> its value at each code of its feature
+  std::map<std::tuple<int, int, double, std::vector<double>, bool>, int> known_;
+};
+
 }  // namespace
 
 std::optional<RawTrees> RawTrees::compile(const Model& model, const Schema& schema, std::string* why) {
@@ -196,142 +358,14 @@ std::optional<RawTrees> RawTrees::compile(const Model& model, const Schema& sche
   RawTrees rt;
   rt.model_ = &model;
   rt.ensemble_node_ = ensemble;
-  // The nodes after the ensemble that the rule reads must read only the ensemble and constants.
-  {
-    std::vector<int> from_ensemble(model.nodes.size(), 0);  // 1: depends on the ensemble; 2: on the input otherwise
-    std::vector<bool> needed(model.nodes.size(), false);
-    needed[static_cast<std::size_t>(model.rule.node)] = true;
-    for (std::size_t i = model.nodes.size(); i-- > 0;)
-      if (needed[i])
-        for (int k : model.nodes[i].inputs) needed[static_cast<std::size_t>(k)] = true;
-    for (std::size_t i = 0; i < model.nodes.size(); ++i) {
-      const Node& n = model.nodes[i];
-      if (static_cast<int>(i) == ensemble) {
-        from_ensemble[i] = 1;
-        continue;
-      }
-      int dep = n.op == OpKind::Input ? 2 : 0;
-      for (int k : n.inputs) dep |= from_ensemble[static_cast<std::size_t>(k)];
-      from_ensemble[i] = dep;
-      if (!needed[i] || static_cast<int>(i) < ensemble || dep == 0) continue;
-      if ((dep & 2) != 0) return fail(fmt::format("the decision reads {} beside the trees", node_label(n, i)));
-      switch (n.op) {
-        case OpKind::Identity:
-        case OpKind::Select:
-        case OpKind::Concat:
-        case OpKind::Sigmoid:
-        case OpKind::Tanh:
-        case OpKind::Relu:
-        case OpKind::Softmax:
-        case OpKind::Add:
-        case OpKind::Sub:
-        case OpKind::Mul:
-        case OpKind::Div:
-        case OpKind::Dense: break;
-        default: return fail(fmt::format("the decision goes through {} ({})", node_label(n, i), op_name(n.op)));
-      }
-      for (int k : n.inputs)
-        if (from_ensemble[static_cast<std::size_t>(k)] == 0 &&
-            model.nodes[static_cast<std::size_t>(k)].op != OpKind::Constant)
-          return fail(fmt::format("the decision reads {}, which is neither the trees nor a constant",
-                                  node_label(model.nodes[static_cast<std::size_t>(k)], static_cast<std::size_t>(k))));
-      rt.post_nodes_.push_back(static_cast<int>(i));
-    }
-    if (from_ensemble[static_cast<std::size_t>(model.rule.node)] != 1)
-      return fail("the decision does not read the trees");
-  }
+  if (std::optional<std::string> bad = decision_after_trees(model, ensemble, rt.post_nodes_)) return fail(*bad);
   rt.n_targets_ = te.n_targets;
   rt.scale_ = te.aggregate == TreeEnsemble::Aggregate::Average ? 1.0 / static_cast<double>(te.trees.size()) : 1.0;
   rt.base_ = te.base_values.empty() ? std::vector<double>(static_cast<std::size_t>(te.n_targets), 0.0) : te.base_values;
   rt.binary_pair_ = te.binary_single_score;
   rt.binary_total_ = te.binary_total;
-  rt.read_.assign(static_cast<std::size_t>(schema.size()), false);
 
-  // Each distinct test (input coordinate, mode, threshold, set) becomes one raw split.
-  const int input_node = en.inputs[0];
-  const std::vector<Dependence> dep = dependences(model, schema, input_node);
-  const Dependence& x = dep[static_cast<std::size_t>(input_node)];
-  InputProbe probe(model, schema, input_node);
-  std::map<int, std::vector<double>> enumerated;  // coordinate -> its value at each code of its feature
-  std::map<std::tuple<int, int, double, std::vector<double>, bool>, int> known;
-  auto split_of = [&](const TreeEnsemble::Node& n) -> std::optional<int> {
-    const auto key =
-        std::make_tuple(n.feature, static_cast<int>(n.mode), n.threshold, n.members, n.missing_tracks_true);
-    if (const auto it = known.find(key); it != known.end()) return it->second;
-    const int f = x.feature[static_cast<std::size_t>(n.feature)];
-    if (f == kMany) return std::nullopt;
-    Split s;
-    s.feature = f;
-    if (f == -1) {  // no feature reaches this input
-      s.constant = true;
-      s.below = goes_true(n, probe.value(0, n.feature, schema.feature(0).min));
-    } else {
-      const Feature& feat = schema.feature(f);
-      const double count = feat.max - feat.min + 1.0;
-      if (feat.integral() && count <= kMaxEnumeratedCodes) {
-        auto [it, fresh] = enumerated.try_emplace(n.feature);
-        if (fresh) {
-          std::vector<double> codes(static_cast<std::size_t>(count));
-          for (std::size_t k = 0; k < codes.size(); ++k) codes[k] = feat.min + static_cast<double>(k);
-          it->second = probe.values(f, n.feature, codes);
-        }
-        std::vector<bool> t;
-        for (double g : it->second) t.push_back(goes_true(n, g));
-        // One run, or two: a constant or a cut; otherwise a set of codes.
-        std::size_t runs = 1;
-        for (std::size_t k = 1; k < t.size(); ++k) runs += t[k] != t[k - 1] ? 1 : 0;
-        if (runs == 1) {
-          s.constant = true;
-          s.below = t[0];
-        } else if (runs == 2) {
-          std::size_t k = 1;
-          while (t[k] == t[0]) ++k;
-          s.cut = feat.min + static_cast<double>(k) - 1.0;
-          s.below = t[0];
-        } else {
-          s.set = static_cast<int>(rt.set_prefix_.size());
-          std::vector<int> prefix{0};
-          for (bool b : t) prefix.push_back(prefix.back() + (b ? 1 : 0));
-          rt.set_prefix_.push_back(std::move(prefix));
-          rt.set_base_.push_back(feat.min);
-        }
-      } else {
-        const bool order_test = n.mode == TreeEnsemble::Mode::Leq || n.mode == TreeEnsemble::Mode::Lt ||
-                                n.mode == TreeEnsemble::Mode::Geq || n.mode == TreeEnsemble::Mode::Gt;
-        if (!x.monotone[static_cast<std::size_t>(n.feature)] || !order_test)
-          throw UnsupportedError(fmt::format(
-              "the tree engine: a split on input {} of the trees is not one cut of feature '{}' (an equality, a "
-              "set, or a preprocessing that is not monotone), and its {} values are too many to test one by one",
-              n.feature, feat.name, feat.integral() ? fmt::format("{:.0f}", count) : std::string("real")));
-        const bool first = goes_true(n, probe.value(f, n.feature, feat.min));
-        const bool last = goes_true(n, probe.value(f, n.feature, feat.max));
-        s.below = first;
-        if (first == last) {
-          s.constant = true;
-        } else if (feat.integral()) {  // the last value that tests like the first, by bisection
-          double lo = feat.min, hi = feat.max;
-          while (hi - lo > 1.0) {
-            const double mid = std::floor(lo + (hi - lo) / 2.0);
-            (goes_true(n, probe.value(f, n.feature, mid)) == first ? lo : hi) = mid;
-          }
-          s.cut = lo;
-        } else {
-          std::uint64_t lo = order_key(feat.min), hi = order_key(feat.max);
-          while (hi - lo > 1) {
-            const std::uint64_t mid = lo + (hi - lo) / 2;
-            (goes_true(n, probe.value(f, n.feature, from_order_key(mid))) == first ? lo : hi) = mid;
-          }
-          s.cut = from_order_key(lo);
-        }
-      }
-    }
-    if (!s.constant) rt.read_[static_cast<std::size_t>(f)] = true;
-    const int id = static_cast<int>(rt.splits_.size());
-    rt.splits_.push_back(s);
-    known.emplace(key, id);
-    return id;
-  };
-
+  SplitCatalog catalog(model, schema, en.inputs[0]);
   for (std::size_t t = 0; t < te.trees.size(); ++t) {
     const TreeEnsemble::Tree& src = te.trees[t];
     Tree tree;
@@ -346,7 +380,7 @@ std::optional<RawTrees> RawTrees::compile(const Model& model, const Schema& sche
         for (double v : w) wmin = std::min(wmin, v), wmax = std::max(wmax, v);
         rt.leaf_weights_.insert(rt.leaf_weights_.end(), w.begin(), w.end());
       } else {
-        const std::optional<int> s = split_of(n);
+        const std::optional<int> s = catalog.of(n);
         if (!s) return fail(fmt::format("tree {} tests input {}, which depends on several features", t, n.feature));
         out.split = *s;
         out.true_child = n.true_child;
@@ -357,7 +391,10 @@ std::optional<RawTrees> RawTrees::compile(const Model& model, const Schema& sche
     tree.spread = wmax - wmin;
     rt.trees_.push_back(std::move(tree));
   }
+  rt.splits_ = std::move(catalog.splits);
+  rt.set_prefix_ = std::move(catalog.set_prefix);
+  rt.set_base_ = std::move(catalog.set_base);
+  rt.read_ = std::move(catalog.read);
   return rt;
 }
-
 }  // namespace witness

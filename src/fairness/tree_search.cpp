@@ -145,29 +145,26 @@ class TreeRegions final : public RegionEvaluator {
     split(b, f, mid, out);
   }
 
+  // Each copy's label over a box (-1: not one label there), and the heaviest open cut of the trees.
+  struct CopyLabels {
+    std::vector<int> label;
+    int cut_feature = -1, open_trees = 0;
+    double cut = 0.0, weight = -1.0;
+  };
+  // Which pairs of valid combinations have labels known to differ everywhere, or may differ.
+  struct PairFlips {
+    bool unknown = false, everywhere = false, where_valid = false;
+    std::size_t i = 0, j = 0;  // the pair that flips everywhere
+  };
+
+  // Soundness: a copy's label is taken as exact only where every tree reaches one leaf over the
+  // box; a pair is certified only where both labels are exact and equal.
   // Decides b, narrowed in place to its people.
   [[nodiscard]] Outcome decide(SearchRegion& b, Evaluator<double>& ev) const {
     Outcome out;
-    const long double measure = b.measure;
-    const ValidCombinations& valid = copies_.valid();
     std::vector<Truth> truth(copies_.combinations(), Truth::Always);
-    if (valid.constrained()) {
-      if (!schema_.constraints().narrow(b.lo, b.hi, is_protected_)) {
-        out.kind = Outcome::Kind::Mixed;
-        out.invalid = measure;
-        return out;
-      }
-      b.measure = box_measure(schema_, is_protected_, b.lo, b.hi);
-      out.invalid = measure - b.measure;
-      truth = valid.over_box(b.lo, b.hi);
-    }
-    const bool nobody = std::all_of(truth.begin(), truth.end(), [](Truth t) { return t == Truth::Never; });
+    if (!narrowed(b, truth, out)) return out;
     const bool everyone = std::any_of(truth.begin(), truth.end(), [](Truth t) { return t == Truth::Always; });
-    if (nobody) {
-      out.kind = Outcome::Kind::Mixed;
-      out.invalid = measure;
-      return out;
-    }
     const bool discrete = !real_domain_ || [&] {
       for (int f = 0; f < schema_.size(); ++f)
         if (!is_protected_[static_cast<std::size_t>(f)] && !schema_.feature(f).integral() && b.lo(f) < b.hi(f))
@@ -178,87 +175,30 @@ class TreeRegions final : public RegionEvaluator {
       copies_.enumerate(b, out, ev);
       return out;
     }
-    auto certified = [&]() -> Outcome& {
-      if (everyone || !o_.quantify) {
-        out.kind = Outcome::Kind::Certified;
-        out.certified = b.measure;
-        out.inexact = !everyone;  // a verdict needs no count: how many points are valid stays unknown
-        return out;
-      }
-      // Fair wherever valid: split where the constraints change, to count the valid points.
-      if (const int f = constraint_split(b); f >= 0) {
-        halve(b, f, out);
-      } else {
-        out.kind = Outcome::Kind::Certified;
-        out.certified = b.measure;
-        out.inexact = true;
-      }
-      return out;
-    };
     // No split inside the box reads a protected feature: every copy computes the same outputs.
     RawTrees::Reach reach;
     {
       Eigen::VectorXd lo = b.lo, hi = b.hi;
       for (int f : o_.protected_features) lo(f) = schema_.feature(f).min, hi(f) = schema_.feature(f).max;
       reach = trees_.reaches_watched(lo, hi);
-      if (!reach.reads) return certified();
+      if (!reach.reads) return certified(b, everyone, out);
     }
-    // Each copy's label over the box, exact once every tree reaches one leaf.
-    std::vector<int> label(copies_.copies(), -1);
-    int cut_feature = -1, open_trees = 0;
-    double cut = 0.0, weight = -1.0;
-    for (std::size_t k = 0; k < copies_.copies(); ++k) {
-      const std::size_t c = copies_.combination_of_copy(k);
-      bool needed = false;
-      for (std::size_t d = 0; d < copies_.combinations(); ++d)
-        needed = needed || (copies_.copy_of(d) == k && truth[d] != Truth::Never);
-      if (!needed) continue;
-      Eigen::VectorXd lo = b.lo, hi = b.hi;
-      copies_.set_combo(lo, hi, c);
-      const BoxScores s = trees_.scores(lo, hi);
-      if (s.leaves_only) {
-        label[k] = copies_.labels(b.lo, c, ev)[0];
-      } else {
-        label[k] = trees_.label(s);
-        open_trees = std::max(open_trees, s.open_trees);
-        if (s.cut_weight > weight) weight = s.cut_weight, cut_feature = s.cut_feature, cut = s.cut;
-      }
-    }
-    // Pairs of valid combinations whose labels are known to differ everywhere, or may.
-    bool unknown = false, flips_everywhere = false, flips_where_valid = false;
-    std::size_t fi = 0, fj = 0;
-    for (std::size_t i = 0; i < copies_.combinations(); ++i) {
-      if (truth[i] == Truth::Never) continue;
-      const int li = label[copies_.copy_of(i)];
-      for (std::size_t j = i + 1; j < copies_.combinations(); ++j) {
-        if (truth[j] == Truth::Never) continue;
-        const int lj = label[copies_.copy_of(j)];
-        if (li < 0 || lj < 0) {
-          unknown = unknown || copies_.copy_of(i) != copies_.copy_of(j);
-          continue;
-        }
-        if (li == lj) continue;
-        if (truth[i] == Truth::Always && truth[j] == Truth::Always) {
-          flips_everywhere = true;
-          fi = i, fj = j;
-        } else {
-          flips_where_valid = true;
-        }
-      }
-    }
-    if (flips_everywhere) {
+    const CopyLabels labels = copy_labels(b, truth, ev);
+    const PairFlips flips = compare(labels.label, truth);
+    if (flips.everywhere) {
       out.kind = Outcome::Kind::Falsified;
       out.falsified = b.measure;
       out.all = true;
-      if (copies_.wants_witnesses()) copies_.try_pair(centre(b), fi, fj, out);
+      if (copies_.wants_witnesses()) copies_.try_pair(centre(b), flips.i, flips.j, out);
       return out;
     }
-    if (!unknown && !flips_where_valid) return certified();
+    if (!flips.unknown && !flips.where_valid) return certified(b, everyone, out);
     // A point in the middle may already be a witness (the first one sooner than by splitting).
     if (copies_.wants_witnesses()) copies_.probe(centre(b), truth, out, ev);
-    if (o_.quantify && unknown && discrete && open_trees <= kCountableTrees && counted_by_cells(b, truth, out, ev))
+    if (o_.quantify && flips.unknown && discrete && labels.open_trees <= kCountableTrees &&
+        counted_by_cells(b, truth, out, ev))
       return out;
-    if (!unknown) {  // flips only where both people exist: split on the constraints to decide it
+    if (!flips.unknown) {  // flips only where both people exist: split on the constraints to decide it
       const int f = constraint_split(b);
       if (f >= 0) {
         halve(b, f, out);
@@ -271,11 +211,106 @@ class TreeRegions final : public RegionEvaluator {
       split(b, reach.cut_feature, reach.cut, out);
       return out;
     }
-    if (cut_feature >= 0) {
-      split(b, cut_feature, cut, out);
+    if (labels.cut_feature >= 0) {
+      split(b, labels.cut_feature, labels.cut, out);
       return out;
     }
-    // Decided trees but undecided labels (a rule the bounds cannot follow): the widest feature.
+    split_widest(b, out);
+    return out;
+  }
+
+  // Narrows b's derived features and finds which combinations are valid over it; false (out
+  // then holds the invalid measure) when nobody is left.
+  bool narrowed(SearchRegion& b, std::vector<Truth>& truth, Outcome& out) const {
+    const long double measure = b.measure;
+    const ValidCombinations& valid = copies_.valid();
+    if (valid.constrained()) {
+      if (!schema_.constraints().narrow(b.lo, b.hi, is_protected_)) {
+        out.kind = Outcome::Kind::Mixed;
+        out.invalid = measure;
+        return false;
+      }
+      b.measure = box_measure(schema_, is_protected_, b.lo, b.hi);
+      out.invalid = measure - b.measure;
+      truth = valid.over_box(b.lo, b.hi);
+    }
+    if (std::all_of(truth.begin(), truth.end(), [](Truth t) { return t == Truth::Never; })) {
+      out.kind = Outcome::Kind::Mixed;
+      out.invalid = measure;
+      return false;
+    }
+    return true;
+  }
+
+  // b is fair wherever its people are valid.
+  Outcome& certified(const SearchRegion& b, bool everyone, Outcome& out) const {
+    if (everyone || !o_.quantify) {
+      out.kind = Outcome::Kind::Certified;
+      out.certified = b.measure;
+      out.inexact = !everyone;  // a verdict needs no count: how many points are valid stays unknown
+      return out;
+    }
+    // Fair wherever valid: split where the constraints change, to count the valid points.
+    if (const int f = constraint_split(b); f >= 0) {
+      halve(b, f, out);
+    } else {
+      out.kind = Outcome::Kind::Certified;
+      out.certified = b.measure;
+      out.inexact = true;
+    }
+    return out;
+  }
+
+  [[nodiscard]] CopyLabels copy_labels(const SearchRegion& b, const std::vector<Truth>& truth,
+                                       Evaluator<double>& ev) const {
+    CopyLabels out;
+    out.label.assign(copies_.copies(), -1);
+    for (std::size_t k = 0; k < copies_.copies(); ++k) {
+      const std::size_t c = copies_.combination_of_copy(k);
+      bool needed = false;
+      for (std::size_t d = 0; d < copies_.combinations(); ++d)
+        needed = needed || (copies_.copy_of(d) == k && truth[d] != Truth::Never);
+      if (!needed) continue;
+      Eigen::VectorXd lo = b.lo, hi = b.hi;
+      copies_.set_combo(lo, hi, c);
+      const BoxScores s = trees_.scores(lo, hi);
+      if (s.leaves_only) {
+        out.label[k] = copies_.labels(b.lo, c, ev)[0];
+      } else {
+        out.label[k] = trees_.label(s);
+        out.open_trees = std::max(out.open_trees, s.open_trees);
+        if (s.cut_weight > out.weight) out.weight = s.cut_weight, out.cut_feature = s.cut_feature, out.cut = s.cut;
+      }
+    }
+    return out;
+  }
+
+  [[nodiscard]] PairFlips compare(const std::vector<int>& label, const std::vector<Truth>& truth) const {
+    PairFlips out;
+    for (std::size_t i = 0; i < copies_.combinations(); ++i) {
+      if (truth[i] == Truth::Never) continue;
+      const int li = label[copies_.copy_of(i)];
+      for (std::size_t j = i + 1; j < copies_.combinations(); ++j) {
+        if (truth[j] == Truth::Never) continue;
+        const int lj = label[copies_.copy_of(j)];
+        if (li < 0 || lj < 0) {
+          out.unknown = out.unknown || copies_.copy_of(i) != copies_.copy_of(j);
+          continue;
+        }
+        if (li == lj) continue;
+        if (truth[i] == Truth::Always && truth[j] == Truth::Always) {
+          out.everywhere = true;
+          out.i = i, out.j = j;
+        } else {
+          out.where_valid = true;
+        }
+      }
+    }
+    return out;
+  }
+
+  // Decided trees but undecided labels (a rule the bounds cannot follow): the widest feature halved.
+  void split_widest(const SearchRegion& b, Outcome& out) const {
     int widest = -1;
     double most = 0.0;
     for (int f = 0; f < schema_.size(); ++f) {
@@ -286,10 +321,9 @@ class TreeRegions final : public RegionEvaluator {
     }
     if (widest < 0 || (!schema_.feature(widest).integral() && std::nextafter(b.lo(widest), INFINITY) >= b.hi(widest))) {
       out.kind = Outcome::Kind::Split;  // nothing left to split: stays open
-      return out;
+      return;
     }
     halve(b, widest, out);
-    return out;
   }
 
   // Quantifying: the box counted exactly by cells where every combination is valid at all its

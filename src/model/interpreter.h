@@ -320,7 +320,7 @@ class ModelInterpreter {
   // goes right" at +inf): each mode reduces to a constant or to whether v is that infinity.
   Bool versus_infinity(TreeEnsemble::Mode mode, const Num& v, bool up) {
     using M = TreeEnsemble::Mode;
-    const Bool inside = inside_infinity(v, up);  // v is not the threshold and lies on its side
+    Bool inside = inside_infinity(v, up);  // v is not the threshold and lies on its side
     switch (mode) {
       case M::Leq: return up ? d_.truth(true) : d_.not_(inside);
       case M::Lt: return up ? inside : d_.truth(false);

@@ -532,8 +532,8 @@ std::optional<std::size_t> first_non_finite(const std::vector<double>& v) {
   return static_cast<std::size_t>(it - v.begin());
 }
 
-Model load(const std::string& path) {
-  const H5::H5File file = open_file(path);
+// The model_config attribute, parsed (nested at most kMaxConfigDepth deep).
+json read_config(const H5::H5File& file, const std::string& path) {
   const bool has_config =
       h5(path, "", "cannot read the root group's attributes", [&] { return file.attrExists("model_config"); });
   if (!has_config) throw InputError(path, "", "missing attribute model_config (not a Keras model file?)");
@@ -557,6 +557,60 @@ Model load(const std::string& path) {
     throw InputError(path, "attribute model_config",
                      "not valid JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
   }
+  return doc;
+}
+
+bool use_bias(const Layer& l, const std::string& path) {
+  const json* v = find_field(*l.config, "use_bias");
+  if (v != nullptr && !v->is_boolean()) {
+    throw InputError(path, fmt::format("layer '{}'", l.name), "\"use_bias\" must be true or false");
+  }
+  return v == nullptr || v->get<bool>();
+}
+
+// A Dense layer (its kernel, bias and activation) on top of node x.
+int dense_layer(ModelBuilder& b, int x, const Layer& l, const Weights& weights, const std::string& path) {
+  const std::string where = fmt::format("layer '{}'", l.name);
+  const std::string act = activation_of(l, path);
+  hsize_t units = 0;  // 0: take the kernel's
+  if (const json* u = find_field(*l.config, "units"); u != nullptr) {
+    if (!u->is_number_integer() || u->get<long long>() <= 0 || u->get<long long>() > kMaxWidth) {
+      throw InputError(path, where, "\"units\" must be a positive integer");
+    }
+    units = u->get<hsize_t>();
+  }
+  const bool bias = use_bias(l, path);
+  const Weights::Dense d = weights.dense(l.name, bias);
+  const auto in = static_cast<hsize_t>(b.width(x));
+  std::vector<hsize_t> dims;
+  const std::vector<double> kernel = weights.read(d.kernel, d.kernel_name, {in, units}, where, &dims);
+  units = dims[1];
+  if (units == 0) throw InputError(path, where, fmt::format("dataset {} has no outputs", d.kernel_name));
+  if (const auto k = first_non_finite(kernel)) {
+    throw InputError(
+        path, where,
+        fmt::format("dataset {} holds NaN or infinity at [{}, {}]", d.kernel_name, *k / units, *k % units));
+  }
+  Eigen::VectorXd bias_values = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(units));
+  if (d.bias) {
+    const std::vector<double> values = weights.read(*d.bias, d.bias_name, {units}, where);
+    if (const auto k = first_non_finite(values)) {
+      throw InputError(path, where, fmt::format("dataset {} holds NaN or infinity at [{}]", d.bias_name, *k));
+    }
+    bias_values = Eigen::Map<const Eigen::VectorXd>(values.data(), static_cast<Eigen::Index>(units));
+  }
+  // Keras stores the kernel [in][out] row-major; the IR wants [out][in].
+  using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  Eigen::MatrixXd w =
+      Eigen::Map<const RowMajor>(kernel.data(), static_cast<Eigen::Index>(in), static_cast<Eigen::Index>(units))
+          .transpose();
+  x = b.dense(x, std::move(w), std::move(bias_values), l.name);
+  return activation_node(b, x, act, path, where, l.name + "/" + act);
+}
+
+Model load(const std::string& path) {
+  const H5::H5File file = open_file(path);
+  const json doc = read_config(file, path);
   const std::vector<Layer> chain = layer_chain(doc, path);
   if (chain.empty()) throw InputError(path, "model_config", "the model has no layers");
   // Reject unsupported layers before anything else complains about their shapes or weights.
@@ -570,19 +624,12 @@ Model load(const std::string& path) {
   }
 
   const Weights weights(file, path);
-  auto use_bias = [&](const Layer& l) {
-    const json* v = find_field(*l.config, "use_bias");
-    if (v != nullptr && !v->is_boolean()) {
-      throw InputError(path, fmt::format("layer '{}'", l.name), "\"use_bias\" must be true or false");
-    }
-    return v == nullptr || v->get<bool>();
-  };
   int width = config_input_width(chain, path);
   if (width == 0) {
     // No declared input shape: the first Dense kernel's rows tell it.
     const auto first = std::find_if(chain.begin(), chain.end(), [](const Layer& l) { return l.cls == "Dense"; });
     if (first == chain.end()) throw InputError(path, "model_config", "no layer declares the input shape");
-    const Weights::Dense d = weights.dense(first->name, use_bias(*first));
+    const Weights::Dense d = weights.dense(first->name, use_bias(*first, path));
     const std::string where = fmt::format("layer '{}'", first->name);
     const std::vector<hsize_t> dims = weights.shape(d.kernel, d.kernel_name, where);
     if (dims.size() != 2 || dims[0] == 0 || dims[0] > static_cast<hsize_t>(kMaxWidth)) {
@@ -618,41 +665,7 @@ Model load(const std::string& path) {
       const double alpha = number_field(l, "negative_slope", number_field(l, "alpha", 0.3, path), path);
       x = b.unary(OpKind::LeakyRelu, x, l.name, alpha);
     } else {  // Dense
-      const std::string act = activation_of(l, path);
-      hsize_t units = 0;  // 0: take the kernel's
-      if (const json* u = find_field(*l.config, "units"); u != nullptr) {
-        if (!u->is_number_integer() || u->get<long long>() <= 0 || u->get<long long>() > kMaxWidth) {
-          throw InputError(path, where, "\"units\" must be a positive integer");
-        }
-        units = u->get<hsize_t>();
-      }
-      const bool bias = use_bias(l);
-      const Weights::Dense d = weights.dense(l.name, bias);
-      const auto in = static_cast<hsize_t>(b.width(x));
-      std::vector<hsize_t> dims;
-      const std::vector<double> kernel = weights.read(d.kernel, d.kernel_name, {in, units}, where, &dims);
-      units = dims[1];
-      if (units == 0) throw InputError(path, where, fmt::format("dataset {} has no outputs", d.kernel_name));
-      if (const auto k = first_non_finite(kernel)) {
-        throw InputError(
-            path, where,
-            fmt::format("dataset {} holds NaN or infinity at [{}, {}]", d.kernel_name, *k / units, *k % units));
-      }
-      Eigen::VectorXd bias_values = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(units));
-      if (d.bias) {
-        const std::vector<double> values = weights.read(*d.bias, d.bias_name, {units}, where);
-        if (const auto k = first_non_finite(values)) {
-          throw InputError(path, where, fmt::format("dataset {} holds NaN or infinity at [{}]", d.bias_name, *k));
-        }
-        bias_values = Eigen::Map<const Eigen::VectorXd>(values.data(), static_cast<Eigen::Index>(units));
-      }
-      // Keras stores the kernel [in][out] row-major; the IR wants [out][in].
-      using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-      Eigen::MatrixXd w =
-          Eigen::Map<const RowMajor>(kernel.data(), static_cast<Eigen::Index>(in), static_cast<Eigen::Index>(units))
-              .transpose();
-      x = b.dense(x, std::move(w), std::move(bias_values), l.name);
-      x = activation_node(b, x, act, path, where, l.name + "/" + act);
+      x = dense_layer(b, x, l, weights, path);
     }
   }
   return b.finish(x, DecisionRule{});

@@ -21,7 +21,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -103,6 +105,13 @@ class Loader {
   Model load(const onnx::ModelProto& mp);
   // Reads and checks the model's opset imports (ranges above; one import per domain).
   void set_opsets(const onnx::ModelProto& mp);
+  // The steps of load, in order: the metadata witness reads, the graph inputs (concatenated into
+  // the model's one input vector), the nodes some output or the stored rule depends on, and the
+  // output with its decision rule and names.
+  [[nodiscard]] std::map<std::string, nlohmann::json> read_metadata(const onnx::ModelProto& mp) const;
+  void add_inputs(const onnx::GraphProto& g, const std::map<std::string, nlohmann::json>& meta);
+  void convert_live_nodes(const onnx::GraphProto& g, const std::string& rule_value);
+  Model finish(const onnx::GraphProto& g, std::map<std::string, nlohmann::json>& meta, const std::string& rule_value);
   [[nodiscard]] std::int64_t ml_opset() const { return ml_opset_; }
 
   struct Ctx {

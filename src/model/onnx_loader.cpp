@@ -125,7 +125,26 @@ Model Loader::load(const onnx::ModelProto& mp) {
   const onnx::GraphProto& g = mp.graph();
   if (g.node_size() > kMaxNodes) fail("graph", fmt::format("{} nodes is too many", g.node_size()));
   if (g.sparse_initializer_size() > 0) unsupported("graph", "sparse initializers are not supported");
+  std::map<std::string, nlohmann::json> meta = read_metadata(mp);
+  for (const auto& t : g.initializer()) {
+    if (!initializers_.emplace(t.name(), &t).second)
+      fail("graph", fmt::format("initializer '{}' appears twice", t.name()));
+  }
+  add_inputs(g, meta);
+  // Convert only nodes that some graph output (or the stored decision rule) depends on.
+  std::string rule_value;
+  if (const auto it = meta.find(kMetaRule); it != meta.end()) {
+    const auto v = it->second.find("value");
+    if (!it->second.is_object() || v == it->second.end() || !v->is_string()) {
+      fail(fmt::format("metadata '{}'", kMetaRule), "expected an object with a string \"value\"");
+    }
+    rule_value = v->get<std::string>();
+  }
+  convert_live_nodes(g, rule_value);
+  return finish(g, meta, rule_value);
+}
 
+std::map<std::string, nlohmann::json> Loader::read_metadata(const onnx::ModelProto& mp) const {
   std::map<std::string, nlohmann::json> meta;
   for (const auto& p : mp.metadata_props()) {
     if (p.key() != kMetaRule && p.key() != kMetaLabels && p.key() != kMetaInputs && p.key() != kMetaOutputs &&
@@ -136,11 +155,10 @@ Model Loader::load(const onnx::ModelProto& mp) {
     meta[p.key()] = std::move(j);
   }
 
-  for (const auto& t : g.initializer()) {
-    if (!initializers_.emplace(t.name(), &t).second)
-      fail("graph", fmt::format("initializer '{}' appears twice", t.name()));
-  }
+  return meta;
+}
 
+void Loader::add_inputs(const onnx::GraphProto& g, const std::map<std::string, nlohmann::json>& meta) {
   // Graph inputs, concatenated into the IR's one input vector.
   struct Input {
     std::string name;
@@ -215,16 +233,9 @@ Model Loader::load(const onnx::ModelProto& mp) {
     v.integer = x.integer;
     if (!values_.emplace(x.name, std::move(v)).second) fail("graph", fmt::format("input '{}' appears twice", x.name));
   }
+}
 
-  // Convert only nodes that some graph output (or the stored decision rule) depends on.
-  std::string rule_value;
-  if (const auto it = meta.find(kMetaRule); it != meta.end()) {
-    const auto v = it->second.find("value");
-    if (!it->second.is_object() || v == it->second.end() || !v->is_string()) {
-      fail(fmt::format("metadata '{}'", kMetaRule), "expected an object with a string \"value\"");
-    }
-    rule_value = v->get<std::string>();
-  }
+void Loader::convert_live_nodes(const onnx::GraphProto& g, const std::string& rule_value) {
   std::unordered_set<std::string> needed;
   for (const auto& o : g.output()) {
     needed.insert(o.name());
@@ -249,8 +260,11 @@ Model Loader::load(const onnx::ModelProto& mp) {
         n.name().empty() ? fmt::format("node #{} ({})", i, n.op_type()) : fmt::format("node '{}'", n.name());
     convert(Ctx{n, where}, n.domain());
   }
+}
 
-  // The model output: the first graph output that is not an integer label.
+// The model output: the first graph output that is not an integer label, and the decision rule.
+Model Loader::finish(const onnx::GraphProto& g, std::map<std::string, nlohmann::json>& meta,
+                     const std::string& rule_value) {
   if (g.output_size() == 0) fail("graph", "has no outputs");
   const onnx::ValueInfoProto* chosen = nullptr;
   for (const auto& o : g.output()) {

@@ -27,31 +27,21 @@ Value Loader::features(const Ctx& c, int slot) {
   return x;
 }
 
-std::shared_ptr<TreeEnsemble> Loader::build_trees(const Ctx& c, const char* prefix, int n_features) const {
-  const auto tree_ids = attr_ints(c, "nodes_treeids");
-  const auto node_ids = attr_ints(c, "nodes_nodeids");
-  const auto feature_ids = attr_ints(c, "nodes_featureids");
-  const auto modes = attr_strings(c, "nodes_modes");
-  const auto true_ids = attr_ints(c, "nodes_truenodeids");
-  const auto false_ids = attr_ints(c, "nodes_falsenodeids");
-  const auto missing = attr_flags(c, "nodes_missing_value_tracks_true");
-  const auto thresholds = attr_finite_or_tensor(c, "nodes_values", /*allow_inf=*/true);
-  const std::size_t n = tree_ids.size();
-  if (n == 0) fail(c.where, "tree ensemble has no nodes (nodes_treeids is empty)");
-  if (node_ids.size() != n || feature_ids.size() != n || modes.size() != n || true_ids.size() != n ||
-      false_ids.size() != n || (!thresholds.empty() && thresholds.size() != n) ||
-      (!missing.empty() && missing.size() != n)) {
-    fail(c.where, fmt::format("the nodes_* attributes must all have {} entries (one per node)", n));
-  }
-  auto te = std::make_shared<TreeEnsemble>();
-  std::map<std::int64_t, std::size_t> tree_index;  // ONNX tree id -> our tree
-  std::vector<std::vector<std::size_t>> members;   // attribute positions of each tree's nodes
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto [it, fresh] = tree_index.emplace(tree_ids[i], members.size());
-    if (fresh) members.emplace_back();
-    members[it->second].push_back(i);
-  }
-  // Modes first: they decide which nodes have children.
+namespace {
+
+// The ai.onnx.ml 1-3 tree ensembles' node attributes, as read (sizes checked by build_trees).
+struct NodeArrays {
+  std::vector<std::int64_t> tree_ids, node_ids, feature_ids, true_ids, false_ids, missing;
+  std::vector<std::string> modes;
+  std::vector<double> thresholds;
+};
+
+// Modes first: they decide which nodes have children.
+std::vector<TreeEnsemble::Mode> node_modes(const Loader& L, const Loader::Ctx& c, const NodeArrays& a) {
+  const auto& modes = a.modes;
+  const auto& tree_ids = a.tree_ids;
+  const auto& node_ids = a.node_ids;
+  const std::size_t n = modes.size();
   std::vector<TreeEnsemble::Mode> mode(n, TreeEnsemble::Mode::Leaf);
   for (std::size_t i = 0; i < n; ++i) {
     const std::string& m = modes[i];
@@ -68,75 +58,120 @@ std::shared_ptr<TreeEnsemble> Loader::build_trees(const Ctx& c, const char* pref
     } else if (m == "BRANCH_NEQ") {
       mode[i] = TreeEnsemble::Mode::Neq;
     } else if (m != "LEAF") {
-      fail(c.where, fmt::format("attribute nodes_modes[{}] is '{}' (tree {} node {}; expected BRANCH_LEQ, BRANCH_LT, "
-                                "BRANCH_GTE, BRANCH_GT, BRANCH_EQ, BRANCH_NEQ or LEAF)",
-                                i, m.substr(0, 60), tree_ids[i], node_ids[i]));
+      L.fail(c.where, fmt::format("attribute nodes_modes[{}] is '{}' (tree {} node {}; expected BRANCH_LEQ, BRANCH_LT, "
+                                  "BRANCH_GTE, BRANCH_GT, BRANCH_EQ, BRANCH_NEQ or LEAF)",
+                                  i, m.substr(0, 60), tree_ids[i], node_ids[i]));
     }
   }
-  std::vector<std::map<std::int64_t, int>> renumber(members.size());  // ONNX node id -> our index
-  for (std::size_t t = 0; t < members.size(); ++t) {
-    const std::string tw = fmt::format("tree {}", tree_ids[members[t][0]]);
-    std::map<std::int64_t, std::size_t> local;  // node id -> attribute position
-    for (const std::size_t i : members[t]) {
-      if (!local.emplace(node_ids[i], i).second) fail(c.where, fmt::format("{} has node {} twice", tw, node_ids[i]));
+  return mode;
+}
+
+// One tree from its nodes' attribute positions, renumbered in pre-order (every child after its
+// parent, as the IR requires); `renumber` maps ONNX node ids to the IR's.
+TreeEnsemble::Tree one_tree(const Loader& L, const Loader::Ctx& c, const NodeArrays& a,
+                            const std::vector<TreeEnsemble::Mode>& mode, const std::vector<std::size_t>& members,
+                            int n_features, std::map<std::int64_t, int>& renumber) {
+  const auto& tree_ids = a.tree_ids;
+  const auto& node_ids = a.node_ids;
+  const auto& feature_ids = a.feature_ids;
+  const auto& true_ids = a.true_ids;
+  const auto& false_ids = a.false_ids;
+  const auto& missing = a.missing;
+  const auto& thresholds = a.thresholds;
+  const std::string tw = fmt::format("tree {}", tree_ids[members[0]]);
+  std::map<std::int64_t, std::size_t> local;  // node id -> attribute position
+  for (const std::size_t i : members) {
+    if (!local.emplace(node_ids[i], i).second) L.fail(c.where, fmt::format("{} has node {} twice", tw, node_ids[i]));
+  }
+  std::map<std::size_t, std::size_t> parent;  // attribute position -> its parent's
+  auto child = [&](std::size_t i, std::int64_t id) {
+    const auto f = local.find(id);
+    if (f == local.end())
+      L.fail(c.where, fmt::format("{} node {} has child {}, which does not exist", tw, node_ids[i], id));
+    const auto [q, inserted] = parent.emplace(f->second, i);
+    if (!inserted && q->second != i)
+      L.fail(c.where, fmt::format("{} node {} has two parents; expected a tree", tw, id));
+    return f->second;
+  };
+  std::map<std::size_t, std::pair<std::size_t, std::size_t>> kids;
+  for (const std::size_t i : members) {
+    if (mode[i] != TreeEnsemble::Mode::Leaf) kids[i] = {child(i, true_ids[i]), child(i, false_ids[i])};
+  }
+  std::vector<std::size_t> roots;
+  for (const std::size_t i : members) {
+    if (parent.count(i) == 0) roots.push_back(i);
+  }
+  if (roots.size() != 1) L.fail(c.where, fmt::format("{} has {} roots; expected one", tw, roots.size()));
+  // Pre-order numbering puts every child after its parent, as the IR requires.
+  std::map<std::size_t, int> index;
+  std::vector<std::size_t> order;
+  std::vector<std::size_t> stack{roots[0]};
+  while (!stack.empty()) {
+    const std::size_t i = stack.back();
+    stack.pop_back();
+    if (index.count(i) != 0) continue;  // both branches to one child
+    index[i] = static_cast<int>(order.size());
+    order.push_back(i);
+    if (const auto k = kids.find(i); k != kids.end()) {
+      stack.push_back(k->second.second);
+      stack.push_back(k->second.first);
     }
-    std::map<std::size_t, std::size_t> parent;  // attribute position -> its parent's
-    auto child = [&](std::size_t i, std::int64_t id) {
-      const auto f = local.find(id);
-      if (f == local.end())
-        fail(c.where, fmt::format("{} node {} has child {}, which does not exist", tw, node_ids[i], id));
-      const auto [q, inserted] = parent.emplace(f->second, i);
-      if (!inserted && q->second != i)
-        fail(c.where, fmt::format("{} node {} has two parents; expected a tree", tw, id));
-      return f->second;
-    };
-    std::map<std::size_t, std::pair<std::size_t, std::size_t>> kids;
-    for (const std::size_t i : members[t]) {
-      if (mode[i] != TreeEnsemble::Mode::Leaf) kids[i] = {child(i, true_ids[i]), child(i, false_ids[i])};
-    }
-    std::vector<std::size_t> roots;
-    for (const std::size_t i : members[t]) {
-      if (parent.count(i) == 0) roots.push_back(i);
-    }
-    if (roots.size() != 1) fail(c.where, fmt::format("{} has {} roots; expected one", tw, roots.size()));
-    // Pre-order numbering puts every child after its parent, as the IR requires.
-    std::map<std::size_t, int> index;
-    std::vector<std::size_t> order;
-    std::vector<std::size_t> stack{roots[0]};
-    while (!stack.empty()) {
-      const std::size_t i = stack.back();
-      stack.pop_back();
-      if (index.count(i) != 0) continue;  // both branches to one child
-      index[i] = static_cast<int>(order.size());
-      order.push_back(i);
-      if (const auto k = kids.find(i); k != kids.end()) {
-        stack.push_back(k->second.second);
-        stack.push_back(k->second.first);
-      }
-    }
-    if (order.size() != members[t].size()) {
-      fail(c.where, fmt::format("{} has nodes that its root does not reach (a cycle?)", tw));
-    }
-    TreeEnsemble::Tree tree;
-    for (const std::size_t i : order) {
-      TreeEnsemble::Node nd;
-      nd.mode = mode[i];
-      if (nd.mode != TreeEnsemble::Mode::Leaf) {
-        if (feature_ids[i] < 0 || feature_ids[i] >= n_features) {
-          fail(c.where, fmt::format("{} node {} tests feature {}, but the input has {}", tw, node_ids[i],
+  }
+  if (order.size() != members.size()) {
+    L.fail(c.where, fmt::format("{} has nodes that its root does not reach (a cycle?)", tw));
+  }
+  TreeEnsemble::Tree tree;
+  for (const std::size_t i : order) {
+    TreeEnsemble::Node nd;
+    nd.mode = mode[i];
+    if (nd.mode != TreeEnsemble::Mode::Leaf) {
+      if (feature_ids[i] < 0 || feature_ids[i] >= n_features) {
+        L.fail(c.where, fmt::format("{} node {} tests feature {}, but the input has {}", tw, node_ids[i],
                                     feature_ids[i], n_features));
-        }
-        nd.feature = static_cast<int>(feature_ids[i]);
-        nd.threshold = thresholds.empty() ? 0.0 : thresholds[i];
-        nd.true_child = index[kids[i].first];
-        nd.false_child = index[kids[i].second];
-        nd.missing_tracks_true = !missing.empty() && missing[i] != 0;
       }
-      tree.nodes.push_back(nd);
-      renumber[t][node_ids[i]] = index[i];
+      nd.feature = static_cast<int>(feature_ids[i]);
+      nd.threshold = thresholds.empty() ? 0.0 : thresholds[i];
+      nd.true_child = index[kids[i].first];
+      nd.false_child = index[kids[i].second];
+      nd.missing_tracks_true = !missing.empty() && missing[i] != 0;
     }
-    te->trees.push_back(std::move(tree));
+    tree.nodes.push_back(nd);
+    renumber[node_ids[i]] = index[i];
   }
+  return tree;
+}
+
+}  // namespace
+
+std::shared_ptr<TreeEnsemble> Loader::build_trees(const Ctx& c, const char* prefix, int n_features) const {
+  NodeArrays a;
+  a.tree_ids = attr_ints(c, "nodes_treeids");
+  a.node_ids = attr_ints(c, "nodes_nodeids");
+  a.feature_ids = attr_ints(c, "nodes_featureids");
+  a.modes = attr_strings(c, "nodes_modes");
+  a.true_ids = attr_ints(c, "nodes_truenodeids");
+  a.false_ids = attr_ints(c, "nodes_falsenodeids");
+  a.missing = attr_flags(c, "nodes_missing_value_tracks_true");
+  a.thresholds = attr_finite_or_tensor(c, "nodes_values", /*allow_inf=*/true);
+  const std::size_t n = a.tree_ids.size();
+  if (n == 0) fail(c.where, "tree ensemble has no nodes (nodes_treeids is empty)");
+  if (a.node_ids.size() != n || a.feature_ids.size() != n || a.modes.size() != n || a.true_ids.size() != n ||
+      a.false_ids.size() != n || (!a.thresholds.empty() && a.thresholds.size() != n) ||
+      (!a.missing.empty() && a.missing.size() != n)) {
+    fail(c.where, fmt::format("the nodes_* attributes must all have {} entries (one per node)", n));
+  }
+  auto te = std::make_shared<TreeEnsemble>();
+  std::map<std::int64_t, std::size_t> tree_index;  // ONNX tree id -> our tree
+  std::vector<std::vector<std::size_t>> members;   // attribute positions of each tree's nodes
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto [it, fresh] = tree_index.emplace(a.tree_ids[i], members.size());
+    if (fresh) members.emplace_back();
+    members[it->second].push_back(i);
+  }
+  const std::vector<TreeEnsemble::Mode> mode = node_modes(*this, c, a);
+  std::vector<std::map<std::int64_t, int>> renumber(members.size());  // ONNX node id -> our index
+  for (std::size_t t = 0; t < members.size(); ++t)
+    te->trees.push_back(one_tree(*this, c, a, mode, members[t], n_features, renumber[t]));
   const std::string p(prefix);
   const auto w_trees = attr_ints(c, (p + "treeids").c_str());
   const auto w_nodes = attr_ints(c, (p + "nodeids").c_str());
@@ -283,88 +318,94 @@ constexpr std::array<TreeEnsemble::Mode, 7> kV5Modes = {
     TreeEnsemble::Mode::Leq, TreeEnsemble::Mode::Lt,  TreeEnsemble::Mode::Geq,   TreeEnsemble::Mode::Gt,
     TreeEnsemble::Mode::Eq,  TreeEnsemble::Mode::Neq, TreeEnsemble::Mode::Member};
 
-}  // namespace
+// ai.onnx.ml 5 TreeEnsemble's attributes, as read (sizes checked by v5_arrays).
+struct V5Arrays {
+  std::vector<std::int64_t> roots, feature_ids, true_ids, false_ids, true_leafs, false_leafs, missing, target_ids;
+  std::vector<double> splits, modes, weights, member_values;
+  std::int64_t n_targets = 1;
+};
 
-// ai.onnx.ml 5 TreeEnsemble: interior nodes (nodes_*) and leaves (leaf_*) in separate arrays; a
-// child is a node index or, where nodes_trueleafs/falseleafs says so, a leaf index. Each tree is
-// copied out from its root, children numbered after their parent as the IR requires.
-void Loader::op_tree_ensemble(const Ctx& c) {
-  const Value x = features(c, 0);
-  const int n_features = b_->width(x.node);
+V5Arrays v5_arrays(const Loader& L, const Loader::Ctx& c) {
   auto tensor_attr = [&](const char* name, bool required) -> std::vector<double> {
-    const auto* a = attr(c, name);
+    const auto* a = L.attr(c, name);
     if (a == nullptr) {
-      if (required) fail(c.where, fmt::format("attribute '{}' is missing", name));
+      if (required) L.fail(c.where, fmt::format("attribute '{}' is missing", name));
       return {};
     }
     if (a->type() != onnx::AttributeProto::TENSOR && !(a->type() == onnx::AttributeProto::UNDEFINED && a->has_t())) {
-      fail(c.where, fmt::format("attribute '{}' must be a tensor", name));
+      L.fail(c.where, fmt::format("attribute '{}' must be a tensor", name));
     }
-    return parse_tensor(a->t(), fmt::format("{} attribute '{}'", c.where, name)).data;
+    return L.parse_tensor(a->t(), fmt::format("{} attribute '{}'", c.where, name)).data;
   };
-  const auto roots = attr_ints(c, "tree_roots");
-  const auto feature_ids = attr_ints(c, "nodes_featureids");
-  const auto true_ids = attr_ints(c, "nodes_truenodeids");
-  const auto false_ids = attr_ints(c, "nodes_falsenodeids");
-  const auto true_leafs = attr_ints(c, "nodes_trueleafs");
-  const auto false_leafs = attr_ints(c, "nodes_falseleafs");
-  const auto missing = attr_ints(c, "nodes_missing_value_tracks_true");
-  const auto target_ids = attr_ints(c, "leaf_targetids");
-  const std::vector<double> splits = tensor_attr("nodes_splits", true);
-  const std::vector<double> modes = tensor_attr("nodes_modes", true);
-  const std::vector<double> weights = tensor_attr("leaf_weights", true);
-  const std::vector<double> member_values = tensor_attr("membership_values", false);
-  const std::size_t n = feature_ids.size();
-  const std::size_t n_leaves = weights.size();
-  if (n == 0) fail(c.where, "tree ensemble has no interior nodes (nodes_featureids is empty)");
-  if (roots.empty()) fail(c.where, "tree ensemble has no trees (tree_roots is empty)");
-  if (splits.size() != n || modes.size() != n || true_ids.size() != n || false_ids.size() != n ||
-      true_leafs.size() != n || false_leafs.size() != n || (!missing.empty() && missing.size() != n)) {
-    fail(c.where, fmt::format("the nodes_* attributes must all have {} entries (one per interior node)", n));
+  V5Arrays v;
+  v.roots = L.attr_ints(c, "tree_roots");
+  v.feature_ids = L.attr_ints(c, "nodes_featureids");
+  v.true_ids = L.attr_ints(c, "nodes_truenodeids");
+  v.false_ids = L.attr_ints(c, "nodes_falsenodeids");
+  v.true_leafs = L.attr_ints(c, "nodes_trueleafs");
+  v.false_leafs = L.attr_ints(c, "nodes_falseleafs");
+  v.missing = L.attr_ints(c, "nodes_missing_value_tracks_true");
+  v.target_ids = L.attr_ints(c, "leaf_targetids");
+  v.splits = tensor_attr("nodes_splits", true);
+  v.modes = tensor_attr("nodes_modes", true);
+  v.weights = tensor_attr("leaf_weights", true);
+  v.member_values = tensor_attr("membership_values", false);
+  const std::size_t n = v.feature_ids.size();
+  const std::size_t n_leaves = v.weights.size();
+  if (n == 0) L.fail(c.where, "tree ensemble has no interior nodes (nodes_featureids is empty)");
+  if (v.roots.empty()) L.fail(c.where, "tree ensemble has no trees (tree_roots is empty)");
+  if (v.splits.size() != n || v.modes.size() != n || v.true_ids.size() != n || v.false_ids.size() != n ||
+      v.true_leafs.size() != n || v.false_leafs.size() != n || (!v.missing.empty() && v.missing.size() != n)) {
+    L.fail(c.where, fmt::format("the nodes_* attributes must all have {} entries (one per interior node)", n));
   }
-  if (n_leaves == 0 || target_ids.size() != n_leaves) {
-    fail(c.where, fmt::format("leaf_targetids has {} entries and leaf_weights {}; expected the same number, not 0",
-                              target_ids.size(), n_leaves));
+  if (n_leaves == 0 || v.target_ids.size() != n_leaves) {
+    L.fail(c.where, fmt::format("leaf_targetids has {} entries and leaf_weights {}; expected the same number, not 0",
+                                v.target_ids.size(), n_leaves));
   }
   std::int64_t max_target = 0;
   for (std::size_t k = 0; k < n_leaves; ++k) {
-    if (!std::isfinite(weights[k]))
-      fail(c.where, fmt::format("leaf {} has weight {} (attribute leaf_weights[{}])", k, weights[k], k));
-    max_target = std::max(max_target, target_ids[k]);
+    if (!std::isfinite(v.weights[k]))
+      L.fail(c.where, fmt::format("leaf {} has weight {} (attribute leaf_weights[{}])", k, v.weights[k], k));
+    max_target = std::max(max_target, v.target_ids[k]);
   }
   // Absent n_targets: as many as the leaves name.
-  const std::int64_t n_targets = attr_int_in(c, "n_targets", std::min(max_target, kMaxWidth) + 1, 1, kMaxWidth);
+  v.n_targets = L.attr_int_in(c, "n_targets", std::min(max_target, kMaxWidth) + 1, 1, kMaxWidth);
   for (std::size_t k = 0; k < n_leaves; ++k) {
-    if (target_ids[k] < 0 || target_ids[k] >= n_targets)
-      fail(c.where, fmt::format("leaf {} has target id {}, but n_targets is {}", k, target_ids[k], n_targets));
+    if (v.target_ids[k] < 0 || v.target_ids[k] >= v.n_targets)
+      L.fail(c.where, fmt::format("leaf {} has target id {}, but n_targets is {}", k, v.target_ids[k], v.n_targets));
   }
+  return v;
+}
 
-  // Per node: mode, threshold or set, and checked children.
+// Per interior node: mode, threshold or set, and checked children.
+std::vector<TreeEnsemble::Node> v5_nodes(const Loader& L, const Loader::Ctx& c, const V5Arrays& v, int n_features) {
+  const std::size_t n = v.feature_ids.size(), n_leaves = v.weights.size();
   std::vector<TreeEnsemble::Node> node(n);
   std::size_t set_at = 0;  // next unread position of membership_values
   for (std::size_t i = 0; i < n; ++i) {
     TreeEnsemble::Node& nd = node[i];
-    const double m = modes[i];
+    const double m = v.modes[i];
     if (!(m >= 0.0 && m < static_cast<double>(kV5Modes.size())) || m != std::floor(m)) {
-      fail(c.where, fmt::format("node {} has mode {} (expected 0 BRANCH_LEQ .. 6 BRANCH_MEMBER)", i, m));
+      L.fail(c.where, fmt::format("node {} has mode {} (expected 0 BRANCH_LEQ .. 6 BRANCH_MEMBER)", i, m));
     }
     nd.mode = kV5Modes[static_cast<std::size_t>(m)];
-    if (feature_ids[i] < 0 || feature_ids[i] >= n_features) {
-      fail(c.where, fmt::format("node {} tests feature {}, but the input has {}", i, feature_ids[i], n_features));
+    if (v.feature_ids[i] < 0 || v.feature_ids[i] >= n_features) {
+      L.fail(c.where, fmt::format("node {} tests feature {}, but the input has {}", i, v.feature_ids[i], n_features));
     }
-    nd.feature = static_cast<int>(feature_ids[i]);
-    nd.missing_tracks_true = !missing.empty() && missing[i] != 0;
-    if (!missing.empty() && missing[i] != 0 && missing[i] != 1)
-      fail(c.where, fmt::format("node {} has nodes_missing_value_tracks_true {} (expected 0 or 1)", i, missing[i]));
+    nd.feature = static_cast<int>(v.feature_ids[i]);
+    nd.missing_tracks_true = !v.missing.empty() && v.missing[i] != 0;
+    if (!v.missing.empty() && v.missing[i] != 0 && v.missing[i] != 1)
+      L.fail(c.where, fmt::format("node {} has nodes_missing_value_tracks_true {} (expected 0 or 1)", i, v.missing[i]));
     if (nd.mode == TreeEnsemble::Mode::Member) {
       // This node's set: the next run of membership_values up to a NaN (or the end); the sets are
       // in the order of the BRANCH_MEMBER nodes.
-      if (set_at >= member_values.size())
-        fail(c.where, fmt::format("node {} is a BRANCH_MEMBER node without a set in membership_values", i));
-      for (; set_at < member_values.size() && !std::isnan(member_values[set_at]); ++set_at) {
-        const double v = member_values[set_at];
-        if (!std::isfinite(v)) fail(c.where, fmt::format("node {}'s set holds {}; expected finite values", i, v));
-        nd.members.push_back(v);
+      if (set_at >= v.member_values.size())
+        L.fail(c.where, fmt::format("node {} is a BRANCH_MEMBER node without a set in membership_values", i));
+      for (; set_at < v.member_values.size() && !std::isnan(v.member_values[set_at]); ++set_at) {
+        const double value = v.member_values[set_at];
+        if (!std::isfinite(value))
+          L.fail(c.where, fmt::format("node {}'s set holds {}; expected finite values", i, value));
+        nd.members.push_back(value);
       }
       ++set_at;  // past the NaN
       std::sort(nd.members.begin(), nd.members.end());
@@ -375,36 +416,41 @@ void Loader::op_tree_ensemble(const Ctx& c) {
         nd.threshold = std::numeric_limits<double>::infinity();
       }
     } else {
-      if (std::isnan(splits[i]))
-        fail(c.where, fmt::format("node {} has a NaN split value (attribute nodes_splits[{}])", i, i));
-      nd.threshold = splits[i];
+      if (std::isnan(v.splits[i]))
+        L.fail(c.where, fmt::format("node {} has a NaN split value (attribute nodes_splits[{}])", i, i));
+      nd.threshold = v.splits[i];
     }
     for (const auto& [is_leaf, id, side] :
-         {std::tuple{true_leafs[i], true_ids[i], "true"}, std::tuple{false_leafs[i], false_ids[i], "false"}}) {
+         {std::tuple{v.true_leafs[i], v.true_ids[i], "true"}, std::tuple{v.false_leafs[i], v.false_ids[i], "false"}}) {
       if (is_leaf != 0 && is_leaf != 1)
-        fail(c.where, fmt::format("node {} has nodes_{}leafs {} (expected 0 or 1)", i, side, is_leaf));
+        L.fail(c.where, fmt::format("node {} has nodes_{}leafs {} (expected 0 or 1)", i, side, is_leaf));
       const auto bound = static_cast<std::int64_t>(is_leaf != 0 ? n_leaves : n);
       if (id < 0 || id >= bound) {
-        fail(c.where, fmt::format("node {} has {} child {} {}, but there are {}", i, side,
-                                  is_leaf != 0 ? "leaf" : "node", id, bound));
+        L.fail(c.where, fmt::format("node {} has {} child {} {}, but there are {}", i, side,
+                                    is_leaf != 0 ? "leaf" : "node", id, bound));
       }
     }
   }
-  if (set_at < member_values.size()) {
-    fail(c.where, "membership_values holds more sets than there are BRANCH_MEMBER nodes");
+  if (set_at < v.member_values.size()) {
+    L.fail(c.where, "membership_values holds more sets than there are BRANCH_MEMBER nodes");
   }
+  return node;
+}
 
-  // Each interior node in one tree, reached once; each leaf from one parent. This also rules out
-  // cycles, so the copy below ends.
+// The trees copied out from their roots. Each interior node in one tree, reached once; each leaf
+// from one parent. This also rules out cycles, so the copy ends.
+std::shared_ptr<TreeEnsemble> v5_trees(const Loader& L, const Loader::Ctx& c, const V5Arrays& v,
+                                       const std::vector<TreeEnsemble::Node>& node) {
+  const std::size_t n = node.size();
   std::vector<std::int64_t> node_parent(n, -1);  // -2: a root
-  std::vector<std::int64_t> leaf_parent(n_leaves, -1);
+  std::vector<std::int64_t> leaf_parent(v.weights.size(), -1);
   auto te = std::make_shared<TreeEnsemble>();
-  for (std::size_t t = 0; t < roots.size(); ++t) {
-    const std::int64_t r = roots[t];
+  for (std::size_t t = 0; t < v.roots.size(); ++t) {
+    const std::int64_t r = v.roots[t];
     if (r < 0 || r >= static_cast<std::int64_t>(n))
-      fail(c.where, fmt::format("tree_roots[{}] is {}, but there are {} nodes", t, r, n));
+      L.fail(c.where, fmt::format("tree_roots[{}] is {}, but there are {} nodes", t, r, n));
     if (node_parent[static_cast<std::size_t>(r)] != -1) {
-      fail(c.where, fmt::format("tree {}'s root, node {}, is also in another tree", t, r));
+      L.fail(c.where, fmt::format("tree {}'s root, node {}, is also in another tree", t, r));
     }
     node_parent[static_cast<std::size_t>(r)] = -2;
     TreeEnsemble::Tree tree;
@@ -416,24 +462,24 @@ void Loader::op_tree_ensemble(const Ctx& c) {
       const auto [at, id, is_leaf] = todo.back();
       todo.pop_back();
       if (is_leaf) {
-        tree.leaves.push_back(
-            {at, static_cast<int>(target_ids[static_cast<std::size_t>(id)]), weights[static_cast<std::size_t>(id)]});
+        tree.leaves.push_back({at, static_cast<int>(v.target_ids[static_cast<std::size_t>(id)]),
+                               v.weights[static_cast<std::size_t>(id)]});
         continue;
       }
       const auto i = static_cast<std::size_t>(id);
       TreeEnsemble::Node nd = node[i];
       for (const bool side : {true, false}) {
-        const std::int64_t child = side ? true_ids[i] : false_ids[i];
-        const bool leaf = (side ? true_leafs[i] : false_leafs[i]) != 0;
+        const std::int64_t child = side ? v.true_ids[i] : v.false_ids[i];
+        const bool leaf = (side ? v.true_leafs[i] : v.false_leafs[i]) != 0;
         std::int64_t& parent =
             leaf ? leaf_parent[static_cast<std::size_t>(child)] : node_parent[static_cast<std::size_t>(child)];
         if (parent != -1 && !(leaf && parent == id)) {
-          fail(c.where,
-               fmt::format("{} {} has two parents (or is in a cycle); expected trees", leaf ? "leaf" : "node", child));
+          L.fail(c.where, fmt::format("{} {} has two parents (or is in a cycle); expected trees",
+                                      leaf ? "leaf" : "node", child));
         }
         parent = id;
         if (tree.nodes.size() >= static_cast<std::size_t>(std::numeric_limits<int>::max() / 2))
-          fail(c.where, "tree is too large");
+          L.fail(c.where, "tree is too large");
         const int slot = static_cast<int>(tree.nodes.size());
         tree.nodes.emplace_back();  // a Leaf until filled
         (side ? nd.true_child : nd.false_child) = slot;
@@ -444,9 +490,21 @@ void Loader::op_tree_ensemble(const Ctx& c) {
     te->trees.push_back(std::move(tree));
   }
   for (std::size_t i = 0; i < n; ++i) {
-    if (node_parent[i] == -1) fail(c.where, fmt::format("node {} is in no tree (no parent, not a root)", i));
+    if (node_parent[i] == -1) L.fail(c.where, fmt::format("node {} is in no tree (no parent, not a root)", i));
   }
+  return te;
+}
 
+}  // namespace
+
+// ai.onnx.ml 5 TreeEnsemble: interior nodes (nodes_*) and leaves (leaf_*) in separate arrays; a
+// child is a node index or, where nodes_trueleafs/falseleafs says so, a leaf index. Each tree is
+// copied out from its root, children numbered after their parent as the IR requires.
+void Loader::op_tree_ensemble(const Ctx& c) {
+  const Value x = features(c, 0);
+  const V5Arrays v = v5_arrays(*this, c);
+  std::shared_ptr<TreeEnsemble> te = v5_trees(*this, c, v, v5_nodes(*this, c, v, b_->width(x.node)));
+  const std::int64_t n_targets = v.n_targets;
   te->n_targets = static_cast<int>(n_targets);
   const std::int64_t agg = attr_int(c, "aggregate_function", 1);
   static constexpr std::array<TreeEnsemble::Aggregate, 4> kAggregates = {

@@ -473,87 +473,94 @@ z3::expr Program::fresh_input(z3::context& ctx, const ProgramInput& in, ProgramF
   throw InternalError("program: unknown input kind");
 }
 
-NativeValue Program::run_native(const std::vector<std::optional<NativeValue>>& inputs) const {
-  const Impl& ir = *impl_;
-  if (inputs.size() != ir.inputs.size()) throw InternalError("program: run_native needs one value per input");
-  if (ir.native.empty()) {
-    // A harness reads the inputs from argv (integers in decimal, floats in hex: exact), calls the
-    // function and prints the result. It links against the same bitcode, with the function and
-    // declared globals made external so the harness can reach them.
-    std::string decls;
-    std::string sets;
-    std::string params;
-    std::string args;
-    const auto out_position = static_cast<std::size_t>(ir.out_arg);
-    auto out_here = [&](std::size_t params_so_far) {
-      if (ir.out_arg >= 0 && params_so_far == out_position) {
-        params += fmt::format("{}{}*", params.empty() ? "" : ", ", c_type(ir.result));
-        args += fmt::format("{}&r", args.empty() ? "" : ", ");
-      }
-    };
-    std::size_t n_params = 0;
-    for (std::size_t i = 0; i < ir.inputs.size(); ++i) {
-      const ProgramInput& in = ir.inputs[i];
-      const std::string type = c_type(in);
-      if (!in.global) out_here(n_params++);
-      const std::string read = in.kind == ProgramInput::Kind::Float ? fmt::format("strtod(argv[{}], 0)", i + 1)
-                               : in.is_signed && in.kind == ProgramInput::Kind::Int
-                                   ? fmt::format("strtoll(argv[{}], 0, 10)", i + 1)
-                                   : fmt::format("strtoull(argv[{}], 0, 10)", i + 1);
-      if (in.global) {
-        decls += fmt::format("extern {} witness_global_{} __asm__(\"{}\");\n", type, i, in.name);
-        sets += fmt::format("  if (argv[{}][0] != '-' || argv[{}][1] != 0) witness_global_{} = ({}){};\n", i + 1, i + 1,
-                            i, type, read);
-      } else {
-        params += fmt::format("{}{}", params.empty() ? "" : ", ", type);
-        args += fmt::format("{}({}){}", args.empty() ? "" : ", ", type, read);
-      }
+namespace {
+
+// A harness that reads the inputs from argv (integers in decimal, floats in hex: exact), calls the
+// function and prints the result. It links against the same bitcode, with the function and
+// declared globals made external so the harness can reach them.
+std::string native_harness(const Program::Impl& ir) {
+  std::string decls;
+  std::string sets;
+  std::string params;
+  std::string args;
+  const auto out_position = static_cast<std::size_t>(ir.out_arg);
+  auto out_here = [&](std::size_t params_so_far) {
+    if (ir.out_arg >= 0 && params_so_far == out_position) {
+      params += fmt::format("{}{}*", params.empty() ? "" : ", ", c_type(ir.result));
+      args += fmt::format("{}&r", args.empty() ? "" : ", ");
     }
-    out_here(n_params);
-    const ProgramInput& res = ir.result;
-    const std::string print = res.kind == ProgramInput::Kind::Float ? "printf(\"%a\\n\", (double)r);"
-                              : res.is_signed && res.kind == ProgramInput::Kind::Int
-                                  ? "printf(\"%lld\\n\", (long long)r);"
-                                  : "printf(\"%llu\\n\", (unsigned long long)r);";
-    const std::string harness = fmt::format(
-        "#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n{}"
-        "extern {} witness_decide({}) __asm__(\"{}\");\n"
-        "int main(int argc, char** argv) {{\n  if (argc != {}) return 3;\n{}  {} r = 0;\n  {}witness_decide({});\n"
-        "  {}\n  return 0;\n}}\n",
-        decls, ir.out_arg >= 0 ? "void" : c_type(res), params.empty() ? "void" : params, ir.symbol,
-        ir.inputs.size() + 1, sets, c_type(res), ir.out_arg >= 0 ? "" : "r = ", args, print);
-    const std::string harness_path = ir.work_dir + "/harness.c";
-    const std::string linked = ir.work_dir + "/native.bc";
-    const std::string exe = ir.work_dir + "/native";
-    {
-      std::error_code ec;
-      llvm::raw_fd_ostream out(harness_path, ec);
-      if (ec) throw InternalError(fmt::format("cannot write {}: {}", harness_path, ec.message()));
-      out << harness;
+  };
+  std::size_t n_params = 0;
+  for (std::size_t i = 0; i < ir.inputs.size(); ++i) {
+    const ProgramInput& in = ir.inputs[i];
+    const std::string type = c_type(in);
+    if (!in.global) out_here(n_params++);
+    const std::string read = in.kind == ProgramInput::Kind::Float ? fmt::format("strtod(argv[{}], 0)", i + 1)
+                             : in.is_signed && in.kind == ProgramInput::Kind::Int
+                                 ? fmt::format("strtoll(argv[{}], 0, 10)", i + 1)
+                                 : fmt::format("strtoull(argv[{}], 0, 10)", i + 1);
+    if (in.global) {
+      decls += fmt::format("extern {} witness_global_{} __asm__(\"{}\");\n", type, i, in.name);
+      sets += fmt::format("  if (argv[{}][0] != '-' || argv[{}][1] != 0) witness_global_{} = ({}){};\n", i + 1, i + 1,
+                          i, type, read);
+    } else {
+      params += fmt::format("{}{}", params.empty() ? "" : ", ", type);
+      args += fmt::format("{}({}){}", args.empty() ? "" : ", ", type, read);
     }
-    // Internal linkage would hide the function and globals from the harness.
-    ir.function->setLinkage(llvm::GlobalValue::ExternalLinkage);
-    for (llvm::GlobalVariable* g : ir.globals) g->setLinkage(llvm::GlobalValue::ExternalLinkage);
-    {
-      std::error_code ec;
-      llvm::raw_fd_ostream out(linked, ec);
-      if (ec) throw InternalError(fmt::format("cannot write {}: {}", linked, ec.message()));
-      llvm::WriteBitcodeToFile(*ir.module, out);
-    }
-    // Static: the sandbox lets the replay open no file, not even the dynamic loader's libraries.
-    std::vector<std::string> a = {
-        "-O1", "-ffp-contract=off", "-Wno-everything", "-static", linked, harness_path, "-lm", "-o", exe};
-    const ProcessResult r = clang(a, BuildSite{ir.program_dir, ir.work_dir, ir.limits});
-    if (r.exit_code != 0) {
-      // Not the linker's messages: they could quote what the program made it read.
-      throw InputError(fmt::format("cannot build the native replay of {} (clang-14 {})", ir.path,
-                                   r.timed_out       ? "ran out of time"
-                                   : r.exit_code < 0 ? "was killed"
-                                                     : fmt::format("exit {}", r.exit_code)));
-    }
-    ir.native = exe;
   }
-  std::vector<std::string> argv = {ir.native};
+  out_here(n_params);
+  const ProgramInput& res = ir.result;
+  const std::string print = res.kind == ProgramInput::Kind::Float ? "printf(\"%a\\n\", (double)r);"
+                            : res.is_signed && res.kind == ProgramInput::Kind::Int
+                                ? "printf(\"%lld\\n\", (long long)r);"
+                                : "printf(\"%llu\\n\", (unsigned long long)r);";
+  return fmt::format(
+      "#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n{}"
+      "extern {} witness_decide({}) __asm__(\"{}\");\n"
+      "int main(int argc, char** argv) {{\n  if (argc != {}) return 3;\n{}  {} r = 0;\n  {}witness_decide({});\n"
+      "  {}\n  return 0;\n}}\n",
+      decls, ir.out_arg >= 0 ? "void" : c_type(res), params.empty() ? "void" : params, ir.symbol, ir.inputs.size() + 1,
+      sets, c_type(res), ir.out_arg >= 0 ? "" : "r = ", args, print);
+}
+
+// The harness and the program's bitcode built into one static executable; its path.
+std::string build_native(const Program::Impl& ir) {
+  const std::string harness = native_harness(ir);
+  const std::string harness_path = ir.work_dir + "/harness.c";
+  const std::string linked = ir.work_dir + "/native.bc";
+  std::string exe = ir.work_dir + "/native";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(harness_path, ec);
+    if (ec) throw InternalError(fmt::format("cannot write {}: {}", harness_path, ec.message()));
+    out << harness;
+  }
+  // Internal linkage would hide the function and globals from the harness.
+  ir.function->setLinkage(llvm::GlobalValue::ExternalLinkage);
+  for (llvm::GlobalVariable* g : ir.globals) g->setLinkage(llvm::GlobalValue::ExternalLinkage);
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(linked, ec);
+    if (ec) throw InternalError(fmt::format("cannot write {}: {}", linked, ec.message()));
+    llvm::WriteBitcodeToFile(*ir.module, out);
+  }
+  // Static: the sandbox lets the replay open no file, not even the dynamic loader's libraries.
+  std::vector<std::string> a = {
+      "-O1", "-ffp-contract=off", "-Wno-everything", "-static", linked, harness_path, "-lm", "-o", exe};
+  const ProcessResult r = clang(a, BuildSite{ir.program_dir, ir.work_dir, ir.limits});
+  if (r.exit_code != 0) {
+    // Not the linker's messages: they could quote what the program made it read.
+    throw InputError(fmt::format("cannot build the native replay of {} (clang-14 {})", ir.path,
+                                 r.timed_out       ? "ran out of time"
+                                 : r.exit_code < 0 ? "was killed"
+                                                   : fmt::format("exit {}", r.exit_code)));
+  }
+  return exe;
+}
+
+// The inputs as the harness reads them ("-" keeps a global's own initial value).
+std::vector<std::string> native_args(const Program::Impl& ir, const std::vector<std::optional<NativeValue>>& inputs) {
+  std::vector<std::string> argv;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const ProgramInput& in = ir.inputs[i];
     if (!inputs[i]) {
@@ -569,7 +576,16 @@ NativeValue Program::run_native(const std::vector<std::optional<NativeValue>>& i
       argv.push_back(fmt::format("{}", inputs[i]->unsigned_integer));
     }
   }
-  argv.erase(argv.begin());
+  return argv;
+}
+
+}  // namespace
+
+NativeValue Program::run_native(const std::vector<std::optional<NativeValue>>& inputs) const {
+  const Impl& ir = *impl_;
+  if (inputs.size() != ir.inputs.size()) throw InternalError("program: run_native needs one value per input");
+  if (ir.native.empty()) ir.native = build_native(ir);
+  const std::vector<std::string> argv = native_args(ir, inputs);
   SandboxLimits limits;
   limits.seconds = std::min(kRunSeconds, ir.limits.seconds);
   limits.cancel = ir.limits.cancel;

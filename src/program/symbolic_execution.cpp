@@ -909,66 +909,75 @@ class Executor {
         set(gep(llvm::cast<llvm::GEPOperator>(inst), v(0), &f, &inst));
         return false;
       case llvm::Instruction::Call: return call(s, llvm::cast<llvm::CallBase>(inst));
-      case llvm::Instruction::Br: {
-        const auto& br = llvm::cast<llvm::BranchInst>(inst);
-        if (br.isUnconditional()) {
-          enter(f, br.getSuccessor(0), inst.getParent());
-          return false;
-        }
-        const z3::expr c = v(0).term;
-        if (c.is_true() || c.is_false()) {
-          enter(f, br.getSuccessor(c.is_true() ? 0 : 1), inst.getParent());
-          return false;
-        }
-        fork(s, work, !c, br.getSuccessor(1), inst.getParent());
-        s.pc = s.pc && c;
-        enter(s.stack.back(), br.getSuccessor(0), inst.getParent());
-        return false;
-      }
-      case llvm::Instruction::Switch: {
-        const auto& sw = llvm::cast<llvm::SwitchInst>(inst);
-        const Val x = v(0);
-        z3::expr none = ctx_.bool_val(true);
-        for (const auto& k : sw.cases()) {
-          const z3::expr hit = fold(x.term == constant(k.getCaseValue(), &inst).term);
-          if (hit.is_true()) {
-            enter(f, k.getCaseSuccessor(), inst.getParent());
-            return false;
-          }
-          if (hit.is_false()) continue;
-          fork(s, work, hit, k.getCaseSuccessor(), inst.getParent());
-          none = none && !hit;
-        }
-        s.pc = s.pc && none;
-        enter(s.stack.back(), sw.getDefaultDest(), inst.getParent());
-        return false;
-      }
-      case llvm::Instruction::Ret: {
-        std::optional<Val> r;
-        if (inst.getNumOperands() > 0) r = v(0);
-        s.stack.pop_back();
-        if (s.stack.empty()) {
-          if (out_object_ >= 0) {
-            const Val stored = load(s, Val{Val::Kind::Pointer, ctx_.bv_val(0, 64), out_object_}, ir_.out_type, &inst);
-            const bool is_bool = ir_.result.kind == ProgramInput::Kind::Bool;
-            r = is_bool ? Val{Val::Kind::Bool, fold(stored.term != ctx_.bv_val(0, stored.term.get_sort().bv_size()))}
-                        : stored;
-          }
-          if (!r) throw InternalError("program: the decision function returned no value");
-          out_.done.push_back({s.pc.simplify(), r->term});
-          return true;
-        }
-        Frame& caller = s.stack.back();
-        const llvm::Instruction& call_site = *std::prev(caller.at);
-        if (r) caller.regs.insert_or_assign(&call_site, *r);
-        return false;
-      }
+      case llvm::Instruction::Br: return branch(s, llvm::cast<llvm::BranchInst>(inst), work);
+      case llvm::Instruction::Switch: return switch_cases(s, llvm::cast<llvm::SwitchInst>(inst), work);
+      case llvm::Instruction::Ret: return ret(s, inst);
       case llvm::Instruction::Unreachable:
         throw PathCut{
             fmt::format("{}: reaches unreachable code (a missing return, or undefined behaviour)", where(&inst))};
       default: break;
     }
     unsupported(&inst, fmt::format("the instruction '{}'", inst.getOpcodeName()));
+  }
+
+  // A conditional branch forks where both sides are possible (the false side to `work`).
+  bool branch(State& s, const llvm::BranchInst& br, std::vector<State>& work) {
+    Frame& f = s.stack.back();
+    if (br.isUnconditional()) {
+      enter(f, br.getSuccessor(0), br.getParent());
+      return false;
+    }
+    const z3::expr c = value(br.getOperand(0), f, &br).term;
+    if (c.is_true() || c.is_false()) {
+      enter(f, br.getSuccessor(c.is_true() ? 0 : 1), br.getParent());
+      return false;
+    }
+    fork(s, work, !c, br.getSuccessor(1), br.getParent());
+    s.pc = s.pc && c;
+    enter(s.stack.back(), br.getSuccessor(0), br.getParent());
+    return false;
+  }
+
+  // One path per possible case (forked to `work`); this one goes on with the default.
+  bool switch_cases(State& s, const llvm::SwitchInst& sw, std::vector<State>& work) {
+    Frame& f = s.stack.back();
+    const Val x = value(sw.getOperand(0), f, &sw);
+    z3::expr none = ctx_.bool_val(true);
+    for (const auto& k : sw.cases()) {
+      const z3::expr hit = fold(x.term == constant(k.getCaseValue(), &sw).term);
+      if (hit.is_true()) {
+        enter(f, k.getCaseSuccessor(), sw.getParent());
+        return false;
+      }
+      if (hit.is_false()) continue;
+      fork(s, work, hit, k.getCaseSuccessor(), sw.getParent());
+      none = none && !hit;
+    }
+    s.pc = s.pc && none;
+    enter(s.stack.back(), sw.getDefaultDest(), sw.getParent());
+    return false;
+  }
+
+  // A return: to the caller, or (from the decision function) the path's result; true when it ended.
+  bool ret(State& s, const llvm::Instruction& inst) {
+    std::optional<Val> r;
+    if (inst.getNumOperands() > 0) r = value(inst.getOperand(0), s.stack.back(), &inst);
+    s.stack.pop_back();
+    if (s.stack.empty()) {
+      if (out_object_ >= 0) {
+        const Val stored = load(s, Val{Val::Kind::Pointer, ctx_.bv_val(0, 64), out_object_}, ir_.out_type, &inst);
+        const bool is_bool = ir_.result.kind == ProgramInput::Kind::Bool;
+        r = is_bool ? Val{Val::Kind::Bool, fold(stored.term != ctx_.bv_val(0, stored.term.get_sort().bv_size()))}
+                    : stored;
+      }
+      if (!r) throw InternalError("program: the decision function returned no value");
+      out_.done.push_back({s.pc.simplify(), r->term});
+      return true;
+    }
+    Frame& caller = s.stack.back();
+    const llvm::Instruction& call_site = *std::prev(caller.at);
+    if (r) caller.regs.insert_or_assign(&call_site, *r);
+    return false;
   }
 
   // Runs `access` at pointer p. A symbolic offset with few possible values (under the path

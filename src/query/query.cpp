@@ -316,8 +316,8 @@ QueryText schema_condition(const Subject& subject, const Query& q) {
   return t;
 }
 
-Prepared prepare(const Subject& subject, const Query& q) {
-  Prepared p;
+// Every model input declared once in [inputs], each declaration checked (one form, ranges in order).
+void prepare_inputs(const Subject& subject, const Query& q, Prepared& p) {
   const auto& names = subject.input_names;
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (std::find(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(i), names[i]) !=
@@ -375,7 +375,10 @@ Prepared prepare(const Subject& subject, const Query& q) {
     throw InputError(fmt::format("{}: every model input needs a declaration in [inputs]; missing: {}",
                                  place(q.inputs_where, q.where), missing));
   }
+}
 
+// The constraints and the behavior, parsed against the declared inputs and the subject's outputs.
+void prepare_conditions(const Subject& subject, const Query& q, Prepared& p) {
   ExprScope scope;
   for (const auto& pi : p.inputs) {
     scope.inputs.push_back({pi.decl->name, pi.decl->type == InputType::Bool ? ExprType::Bool : ExprType::Number});
@@ -404,6 +407,12 @@ Prepared prepare(const Subject& subject, const Query& q) {
     throw InputError(fmt::format("{}{}: behavior does not mention the decision (label, output[i] or an output name)",
                                  place(q.behavior.where, q.where), at));
   }
+}
+
+Prepared prepare(const Subject& subject, const Query& q) {
+  Prepared p;
+  prepare_inputs(subject, q, p);
+  prepare_conditions(subject, q, p);
   p.needs_outputs = false;
   // Outputs are encoded only when the behavior reads them (they may need ops the label does not).
   const Expr* first_output = nullptr;

@@ -285,26 +285,9 @@ long label_index(F v) {
   return static_cast<long>(v);
 }
 
+// Which labels answer the query: might wants the behavior true, would wants it false.
 template <typename C>
-TreeBoxResult<C> search(const Model& model, const TreeBoxQuery& q) {
-  using Num = typename C::Num;
-  TreeBoxResult<C> r;
-  using Status = typename TreeBoxResult<C>::Status;
-  auto refuse = [&](const std::string& why) {
-    r.status = Status::Refused;
-    r.why = why;
-    return r;
-  };
-  if (q.behavior == nullptr || reads_inputs_or_outputs(*q.behavior))
-    return refuse("the behavior reads more than the label");
-  if (q.inputs.size() != static_cast<std::size_t>(model.input_width()))
-    return refuse("the query does not declare every model input");
-  std::string why;
-  const std::optional<Forest<C>> forest = compile<C>(model, why);
-  if (!forest) return refuse(why);
-  const Forest<C>& f = *forest;
-
-  // Which labels answer the query: might wants the behavior true, would wants it false.
+std::vector<bool> wanted_labels(const Forest<C>& f, const TreeBoxQuery& q) {
   const std::size_t labels = f.argmax ? f.rule_outputs.size() : 2;
   std::vector<bool> want(labels);
   for (std::size_t l = 0; l < labels; ++l) {
@@ -313,16 +296,13 @@ TreeBoxResult<C> search(const Model& model, const TreeBoxQuery& q) {
     const bool holds = evaluate_condition(*q.behavior, c, {}, mv) && c.defined();
     want[l] = holds == q.might;
   }
+  return want;
+}
 
-  std::vector<Dim> dims;
-  std::vector<std::optional<Num>> logged;
-  for (const TreeBoxInput& in : q.inputs) {
-    dims.push_back(in.type == InputType::Real ? Dim::Real : Dim::Int);
-    logged.push_back(in.value    ? std::optional<Num>(C::literal(*in.value))
-                     : in.logged ? std::optional<Num>(C::literal(*in.logged))
-                                 : std::nullopt);
-  }
-  Premise<C> premise(dims, q.max_premise_boxes);
+// The premise (declarations, premise expressions and the factual) as a union of boxes; nothing
+// where it is not one.
+template <typename C>
+std::optional<Union<C>> premise_boxes(Premise<C>& premise, const TreeBoxQuery& q) {
   std::optional<Union<C>> u = Union<C>{premise.whole_box()};
   for (std::size_t d = 0; d < q.inputs.size() && u; ++d) {  // the declarations
     const TreeBoxInput& in = q.inputs[d];
@@ -357,10 +337,18 @@ TreeBoxResult<C> search(const Model& model, const TreeBoxQuery& q) {
     if (part) u = premise.meet(*u, *part);
     if (!part) u.reset();
   }
-  if (!u) return refuse(premise.why().empty() ? "the premise is not a union of boxes" : premise.why());
-  r.premise_boxes = u->size();
-  r.premise_empty = u->empty();
+  return u;
+}
 
+// Depth-first over the premise's boxes, cut along the trees' splits until the bounds say a box has
+// no wanted label (dropped) or the interpreter decides it; `r.status` says how it ended.
+template <typename C>
+void search_boxes(const Model& model, const TreeBoxQuery& q, const Forest<C>& f, const std::vector<bool>& want,
+                  const std::vector<Dim>& dims, const std::vector<std::optional<typename C::Num>>& logged,
+                  const Union<C>& u, TreeBoxResult<C>& r) {
+  using Num = typename C::Num;
+  using Status = typename TreeBoxResult<C>::Status;
+  const std::size_t labels = want.size();
   C c;
   ModelInterpreter<C> interpreter(model, c, {});
   auto point_of = [&](const Box<C>& box) {
@@ -368,17 +356,17 @@ TreeBoxResult<C> search(const Model& model, const TreeBoxQuery& q) {
     for (std::size_t d = 0; d < box.size(); ++d) x.push_back(pick<C>(box[d], logged[d]));
     return x;
   };
-  std::vector<Box<C>> stack(u->rbegin(), u->rend());
+  std::vector<Box<C>> stack(u.rbegin(), u.rend());
   while (!stack.empty()) {
     if (r.boxes >= q.max_boxes) {
       r.status = Status::Stopped;
       r.why = "boxes";
-      return r;
+      return;
     }
     if (r.boxes % 256 == 0 && q.stop && q.stop()) {
       r.status = Status::Stopped;
       r.why = "stopped";
-      return r;
+      return;
     }
     ++r.boxes;
     Box<C> box = std::move(stack.back());
@@ -400,7 +388,7 @@ TreeBoxResult<C> search(const Model& model, const TreeBoxQuery& q) {
       if (l >= 0 && static_cast<std::size_t>(l) < labels && want[static_cast<std::size_t>(l)]) {
         r.status = Status::Found;
         r.point = std::move(x);
-        return r;
+        return;
       }
       if (all) throw InternalError("tree query: a box whose bounds admit only wanted labels has another");
       continue;
@@ -412,6 +400,40 @@ TreeBoxResult<C> search(const Model& model, const TreeBoxQuery& q) {
     }
   }
   r.status = Status::None;
+}
+
+template <typename C>
+TreeBoxResult<C> search(const Model& model, const TreeBoxQuery& q) {
+  using Num = typename C::Num;
+  TreeBoxResult<C> r;
+  using Status = typename TreeBoxResult<C>::Status;
+  auto refuse = [&](const std::string& why) {
+    r.status = Status::Refused;
+    r.why = why;
+    return r;
+  };
+  if (q.behavior == nullptr || reads_inputs_or_outputs(*q.behavior))
+    return refuse("the behavior reads more than the label");
+  if (q.inputs.size() != static_cast<std::size_t>(model.input_width()))
+    return refuse("the query does not declare every model input");
+  std::string why;
+  const std::optional<Forest<C>> forest = compile<C>(model, why);
+  if (!forest) return refuse(why);
+  const std::vector<bool> want = wanted_labels(*forest, q);
+  std::vector<Dim> dims;
+  std::vector<std::optional<Num>> logged;
+  for (const TreeBoxInput& in : q.inputs) {
+    dims.push_back(in.type == InputType::Real ? Dim::Real : Dim::Int);
+    logged.push_back(in.value    ? std::optional<Num>(C::literal(*in.value))
+                     : in.logged ? std::optional<Num>(C::literal(*in.logged))
+                                 : std::nullopt);
+  }
+  Premise<C> premise(dims, q.max_premise_boxes);
+  const std::optional<Union<C>> u = premise_boxes(premise, q);
+  if (!u) return refuse(premise.why().empty() ? "the premise is not a union of boxes" : premise.why());
+  r.premise_boxes = u->size();
+  r.premise_empty = u->empty();
+  search_boxes(model, q, *forest, want, dims, logged, *u, r);
   return r;
 }
 

@@ -163,7 +163,14 @@ struct Workbench::State {
   }
 
   void routes() {
-    // Runs after the request head is read and before the body is: refusals here read no body.
+    guard_routes();
+    file_routes();
+    job_routes();
+    error_routes();
+  }
+
+  // Runs after the request head is read and before the body is: refusals here read no body.
+  void guard_routes() {
     http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       // cpp-httplib reads a chunked body without --max-upload's bound: such bodies are refused.
       if (req.has_header("Transfer-Encoding")) {
@@ -179,6 +186,10 @@ struct Workbench::State {
       }
       return httplib::Server::HandlerResponse::Unhandled;
     });
+  }
+
+  // The page's assets, the folder the server was started in, uploads and a file's inputs.
+  void file_routes() {
     for (const char* name : {"/", "/index.html", "/app.js", "/style.css"}) {
       http.Get(name, [name](const httplib::Request&, httplib::Response& res) {
         const std::string file = std::string(name) == "/" ? "index.html" : std::string(name + 1);
@@ -238,6 +249,9 @@ struct Workbench::State {
         send_json(res, 200, inputs(req.get_param_value("path"), req.get_param_value("function")));
       });
     });
+  }
+
+  void job_routes() {
     http.Post("/api/jobs", [this](const httplib::Request& req, httplib::Response& res) {
       guarded(res, [&] {
         const nlohmann::json request = nlohmann::json::parse(req.body);
@@ -275,6 +289,10 @@ struct Workbench::State {
                        fmt::format("attachment; filename=\"witness-{}-pairs.csv\"", req.matches[1].str()));
       });
     });
+  }
+
+  // Errors as JSON bodies: exceptions a handler did not catch, and every other error status.
+  void error_routes() {
     http.set_exception_handler([](const httplib::Request&, httplib::Response& res, const std::exception_ptr& ep) {
       std::string what = "unknown error";
       try {

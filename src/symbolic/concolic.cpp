@@ -74,7 +74,8 @@ struct ConcolicEvaluator::Impl {
   Evaluator<double> concrete;  // the values in double, one column: the same code as every other run
   std::vector<Affine> sym;     // exact, for nodes with symbolic dependence
   std::vector<char> is_sym;
-  std::vector<int> var_of;  // column -> model input index
+  Affine scratch_a, scratch_b;  // scratch for constants broadcast into affine rows
+  std::vector<int> var_of;      // column -> model input index
 
   Impl(const Model& m, std::vector<DecisionRule> decisions)
       : model(m), rules(std::move(decisions)), concrete(m, rule_nodes(m, rules)) {
@@ -180,8 +181,6 @@ struct ConcolicEvaluator::Impl {
     }
     const int n1 = static_cast<int>(var_of.size()) + 1;
     is_sym.assign(model.nodes.size(), 0);
-    Affine s0;
-    Affine s1;
     for (std::size_t i = 0; i < model.nodes.size(); ++i) {
       if (!needed[i]) continue;
       const Node& nd = model.nodes[i];
@@ -189,120 +188,134 @@ struct ConcolicEvaluator::Impl {
       for (int in : nd.inputs) any_sym = any_sym || is_sym[static_cast<std::size_t>(in)] != 0;
       if (nd.op == OpKind::Input) any_sym = n1 > 1;
       if (!any_sym) continue;
-      const auto id = static_cast<int>(i);
-      Affine& out = sym[i];
       is_sym[i] = 1;
-      auto concretise = [&] {
+      if (!symbolic_node(nd, i, x, symbolic, n1, run)) {
         is_sym[i] = 0;
         run.concretised = true;
-        run.concretised_nodes.push_back(id);
-      };
-      switch (nd.op) {
-        case OpKind::Input: {
-          out.reset(nd.width, n1);
-          int k = 0;
-          for (int r = 0; r < nd.width; ++r) {
-            if (symbolic[static_cast<std::size_t>(r)]) {
-              out.row(r)[k++] = 1;
-            } else {
-              out.row(r)[n1 - 1] = mpq_class(x[r]);
-            }
-            out.refresh(r);
-          }
-          break;
-        }
-        case OpKind::Dense: dense(nd, i, sym[static_cast<std::size_t>(nd.inputs[0])]); break;
-        case OpKind::Add:
-        case OpKind::Sub:
-        case OpKind::Mul:
-        case OpKind::Div: {
-          const bool sa = is_sym[static_cast<std::size_t>(nd.inputs[0])] != 0;
-          const bool sb = is_sym[static_cast<std::size_t>(nd.inputs[1])] != 0;
-          const bool linear = nd.op == OpKind::Add || nd.op == OpKind::Sub || (nd.op == OpKind::Mul && !(sa && sb)) ||
-                              (nd.op == OpKind::Div && !sb);
-          if (!linear) {  // PyCT concretises non-linear arithmetic: keep the concrete value
-            concretise();
-            break;
-          }
-          const Affine& a = affine(nd.inputs[0], s0);
-          const Affine& b = affine(nd.inputs[1], s1);
-          out.reset(nd.width, n1);
-          for (int r = 0; r < nd.width; ++r) {
-            const mpq_class* pa = a.row(a.width == 1 ? 0 : r);
-            const mpq_class* pb = b.row(b.width == 1 ? 0 : r);
-            mpq_class* o = out.row(r);
-            switch (nd.op) {
-              case OpKind::Add:
-                for (int k = 0; k < n1; ++k) o[k] = pa[k] + pb[k];
-                break;
-              case OpKind::Sub:
-                for (int k = 0; k < n1; ++k) o[k] = pa[k] - pb[k];
-                break;
-              case OpKind::Mul: {
-                const mpq_class* pv = sa ? pa : pb;
-                const mpq_class& kc = sa ? pb[n1 - 1] : pa[n1 - 1];
-                for (int k = 0; k < n1; ++k) o[k] = pv[k] * kc;
-                break;
-              }
-              default: {
-                const mpq_class& d = pb[n1 - 1];
-                if (sgn(d) == 0) {
-                  if (is_sym[i] != 0) concretise();
-                  break;
-                }
-                for (int k = 0; k < n1; ++k) o[k] = pa[k] / d;
-                break;
-              }
-            }
-            out.refresh(r);
-          }
-          break;
-        }
-        case OpKind::Relu:
-        case OpKind::LeakyRelu: {
-          const Affine& a = sym[static_cast<std::size_t>(nd.inputs[0])];
-          const mpq_class alpha = nd.op == OpKind::LeakyRelu ? mpq_class(nd.alpha) : mpq_class(0);
-          out.reset(nd.width, n1);
-          for (int r = 0; r < nd.width; ++r) {
-            const double pre = concrete.node_values(nd.inputs[0])(r, 0);
-            const bool on = pre > 0.0;
-            if (a.has_vars[static_cast<std::size_t>(r)] != 0) {
-              const Term t = term(a, r);
-              run.path.push_back({id, r, on, false, on ? gt(t, 0) : le(t, 0), pre});
-            } else if ((sgn(a.row(r)[n1 - 1]) > 0) != on) {
-              // The exact constant disagrees with double rounding: this path is empty in exact
-              // arithmetic. A false step keeps the run faithful to double and any claim of
-              // exhaustiveness sound (its sibling diverges).
-              run.path.push_back({id, r, on, false, Constraint::constant(false), pre});
-            }
-            if (on) {
-              out.copy_row(r, a, r);
-            } else if (sgn(alpha) != 0) {
-              for (int k = 0; k < n1; ++k) out.row(r)[k] = a.row(r)[k] * alpha;
-              out.refresh(r);
-            }
-          }
-          break;
-        }
-        case OpKind::Identity: out = sym[static_cast<std::size_t>(nd.inputs[0])]; break;
-        case OpKind::Select: {
-          const Affine& a = sym[static_cast<std::size_t>(nd.inputs[0])];
-          out.reset(nd.width, n1);
-          for (int r = 0; r < nd.width; ++r) out.copy_row(r, a, nd.indices[static_cast<std::size_t>(r)]);
-          break;
-        }
-        case OpKind::Concat: {
-          out.reset(nd.width, n1);
-          int r = 0;
-          for (int in : nd.inputs) {
-            const Affine& a = affine(in, s0);
-            for (int k = 0; k < a.width; ++k) out.copy_row(r++, a, k);
-          }
-          break;
-        }
-        default: concretise(); break;  // Sigmoid, Tanh, Softmax, comparisons, Where, ArgMax, Constant
+        run.concretised_nodes.push_back(static_cast<int>(i));
       }
     }
+    decide_all(run);
+    return run;
+  }
+
+  // Node i's value as an affine function of the symbolic inputs; false where it is kept concrete
+  // (PyCT concretises non-linear arithmetic, divisions by zero, and the non-affine operations).
+  bool symbolic_node(const Node& nd, std::size_t i, const Eigen::VectorXd& x, const std::vector<bool>& symbolic, int n1,
+                     ConcolicRun& run) {
+    Affine& out = sym[i];
+    switch (nd.op) {
+      case OpKind::Input: {
+        out.reset(nd.width, n1);
+        int k = 0;
+        for (int r = 0; r < nd.width; ++r) {
+          if (symbolic[static_cast<std::size_t>(r)]) {
+            out.row(r)[k++] = 1;
+          } else {
+            out.row(r)[n1 - 1] = mpq_class(x[r]);
+          }
+          out.refresh(r);
+        }
+        return true;
+      }
+      case OpKind::Dense: dense(nd, i, sym[static_cast<std::size_t>(nd.inputs[0])]); return true;
+      case OpKind::Add:
+      case OpKind::Sub:
+      case OpKind::Mul:
+      case OpKind::Div: return arithmetic(nd, out, n1);
+      case OpKind::Relu:
+      case OpKind::LeakyRelu: relu(nd, static_cast<int>(i), out, n1, run); return true;
+      case OpKind::Identity: out = sym[static_cast<std::size_t>(nd.inputs[0])]; return true;
+      case OpKind::Select: {
+        const Affine& a = sym[static_cast<std::size_t>(nd.inputs[0])];
+        out.reset(nd.width, n1);
+        for (int r = 0; r < nd.width; ++r) out.copy_row(r, a, nd.indices[static_cast<std::size_t>(r)]);
+        return true;
+      }
+      case OpKind::Concat: {
+        out.reset(nd.width, n1);
+        int r = 0;
+        for (int in : nd.inputs) {
+          const Affine& a = affine(in, scratch_a);
+          for (int k = 0; k < a.width; ++k) out.copy_row(r++, a, k);
+        }
+        return true;
+      }
+      default: return false;  // Sigmoid, Tanh, Softmax, comparisons, Where, ArgMax, Constant
+    }
+  }
+
+  // Add, Sub, Mul and Div where they stay affine; false for the others and a division by zero.
+  bool arithmetic(const Node& nd, Affine& out, int n1) {
+    const bool sa = is_sym[static_cast<std::size_t>(nd.inputs[0])] != 0;
+    const bool sb = is_sym[static_cast<std::size_t>(nd.inputs[1])] != 0;
+    const bool linear = nd.op == OpKind::Add || nd.op == OpKind::Sub || (nd.op == OpKind::Mul && !(sa && sb)) ||
+                        (nd.op == OpKind::Div && !sb);
+    if (!linear) return false;
+    const Affine& a = affine(nd.inputs[0], scratch_a);
+    const Affine& b = affine(nd.inputs[1], scratch_b);
+    bool kept = true;
+    out.reset(nd.width, n1);
+    for (int r = 0; r < nd.width; ++r) {
+      const mpq_class* pa = a.row(a.width == 1 ? 0 : r);
+      const mpq_class* pb = b.row(b.width == 1 ? 0 : r);
+      mpq_class* o = out.row(r);
+      switch (nd.op) {
+        case OpKind::Add:
+          for (int k = 0; k < n1; ++k) o[k] = pa[k] + pb[k];
+          break;
+        case OpKind::Sub:
+          for (int k = 0; k < n1; ++k) o[k] = pa[k] - pb[k];
+          break;
+        case OpKind::Mul: {
+          const mpq_class* pv = sa ? pa : pb;
+          const mpq_class& kc = sa ? pb[n1 - 1] : pa[n1 - 1];
+          for (int k = 0; k < n1; ++k) o[k] = pv[k] * kc;
+          break;
+        }
+        default: {
+          const mpq_class& d = pb[n1 - 1];
+          if (sgn(d) == 0) {
+            kept = false;
+            break;
+          }
+          for (int k = 0; k < n1; ++k) o[k] = pa[k] / d;
+          break;
+        }
+      }
+      out.refresh(r);
+    }
+    return kept;
+  }
+
+  // A ReLU's branch at each symbolic row joins the path; its output follows the branch taken.
+  void relu(const Node& nd, int id, Affine& out, int n1, ConcolicRun& run) {
+    const Affine& a = sym[static_cast<std::size_t>(nd.inputs[0])];
+    const mpq_class alpha = nd.op == OpKind::LeakyRelu ? mpq_class(nd.alpha) : mpq_class(0);
+    out.reset(nd.width, n1);
+    for (int r = 0; r < nd.width; ++r) {
+      const double pre = concrete.node_values(nd.inputs[0])(r, 0);
+      const bool on = pre > 0.0;
+      if (a.has_vars[static_cast<std::size_t>(r)] != 0) {
+        const Term t = term(a, r);
+        run.path.push_back({id, r, on, false, on ? gt(t, 0) : le(t, 0), pre});
+      } else if ((sgn(a.row(r)[n1 - 1]) > 0) != on) {
+        // The exact constant disagrees with double rounding: this path is empty in exact
+        // arithmetic. A false step keeps the run faithful to double and any claim of
+        // exhaustiveness sound (its sibling diverges).
+        run.path.push_back({id, r, on, false, Constraint::constant(false), pre});
+      }
+      if (on) {
+        out.copy_row(r, a, r);
+      } else if (sgn(alpha) != 0) {
+        for (int k = 0; k < n1; ++k) out.row(r)[k] = a.row(r)[k] * alpha;
+        out.refresh(r);
+      }
+    }
+  }
+
+  // Every decision rule's label and path steps, the first rule's as the run's label.
+  void decide_all(ConcolicRun& run) const {
     for (std::size_t k = 0; k < rules.size(); ++k) {
       ConcolicRun part;
       decide(rules[k], part);
@@ -318,7 +331,6 @@ struct ConcolicEvaluator::Impl {
         run.concretised_nodes.push_back(rules[k].node);
       }
     }
-    return run;
   }
 
   void decide(const DecisionRule& rule, ConcolicRun& run) const {
