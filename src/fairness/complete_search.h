@@ -52,6 +52,9 @@ struct CompleteProgress {
   long double certified_points = 0.0L, falsified_points = 0.0L, invalid_points = 0.0L;
 };
 
+// Seconds between checkpoints unless told otherwise (--checkpoint-every).
+inline constexpr double kCheckpointSeconds = 10.0;
+
 struct CompleteSearchOptions {
   std::vector<int> protected_features;  // schema feature indices (required)
   int max_witnesses = 1;                // stop after this many replayed witnesses...
@@ -86,7 +89,7 @@ struct CompleteSearchOptions {
   // The search saved to this file every checkpoint_seconds and at the end (search_state.h), and
   // continued from `resume`'s saved state instead of the whole domain.
   std::string checkpoint;
-  double checkpoint_seconds = 10.0;
+  double checkpoint_seconds = kCheckpointSeconds;
   std::string resume;
   // Or continue from this state; with answer_only, answer from it without searching (the joined
   // results of sub-problems).

@@ -14,49 +14,6 @@
 
 namespace witness {
 
-FairnessProblem::FairnessProblem(const Model& model, const Schema& schema,
-                                 const std::vector<std::string>& protected_names)
-    : model_(&model), schema_(&schema), names_(protected_names.empty() ? schema.protected_names() : protected_names) {
-  if (names_.empty())
-    throw InputError(schema.source(), "", "no protected attribute: give --protected or set `protected`");
-  protected_ = schema.protected_indices(names_);
-  // A feature derived from a protected one (a proxy: age_cat of age) changes with it in the twin.
-  // The engines vary it as a protected feature (more twins than there are, so a proof stays
-  // sound), and replay sets it from its source before a witness is reported.
-  const std::vector<bool> proxies = proxy_mask(schema, protected_);
-  for (int f = 0; f < schema.size(); ++f) {
-    if (!proxies[static_cast<std::size_t>(f)] || std::find(protected_.begin(), protected_.end(), f) != protected_.end())
-      continue;
-    if (!schema.feature(f).integral())
-      throw InputError(schema.source(), "",
-                       fmt::format("'{}' is derived from a protected feature, so it changes with it, but it is "
-                                   "real-valued: make it integral or categorical",
-                                   schema.feature(f).name));
-    protected_.push_back(f);
-  }
-}
-
-const std::vector<EngineInfo>& fairness_engines() {
-  static const std::vector<EngineInfo> engines = {
-      {"auto", "falsification beside the complete engine (ReLU networks), else falsification then dual", true},
-      {"complete", "branch and bound with sound bounds; proves, finds witnesses, quantifies", true},
-      {"smt", "the whole question as one exact Z3 query", false},
-      {"dual", "PyFair: concolic exploration of the dual model", false},
-      {"concolic", "PyCT: concolic search around seed rows", false},
-  };
-  return engines;
-}
-
-const EngineInfo& fairness_engine(const std::string& name) {
-  const auto& all = fairness_engines();
-  const auto it = std::find_if(all.begin(), all.end(), [&name](const EngineInfo& e) { return e.name == name; });
-  if (it != all.end()) return *it;
-  std::vector<std::string> names;
-  names.reserve(all.size());
-  for (const EngineInfo& e : all) names.push_back(e.name);
-  throw InputError(fmt::format("--engine: unknown engine '{}' (known: {})", name, fmt::join(names, ", ")));
-}
-
 const std::vector<EngineOption>& engine_options() {
   using S = EngineSettings;
   static const std::vector<EngineOption> options = {
@@ -94,11 +51,6 @@ void set_engine_option(EngineSettings& settings, const std::string& name, const 
 }
 
 void check_engine_settings(const EngineSettings& settings) { check_settings(engine_options(), settings); }
-
-bool engine_uses_z3(const std::string& name, const Model& model) {
-  if (name == "smt" || name == "dual" || name == "concolic") return true;
-  return name == "auto" && !relu_network_of(model, nullptr) && !is_tree_model(model);
-}
 
 namespace {
 
@@ -173,80 +125,95 @@ void settle_witnesses(FairnessResult& r, const FairnessProblem& problem, const E
   }
 }
 
+bool reads_by_z3(const Model& /*model*/) { return true; }
+bool reads_by_bounds(const Model& /*model*/) { return false; }
+// auto: the complete engine on ReLU networks and trees, else falsification then the dual engine.
+bool auto_uses_z3(const Model& model) { return !relu_network_of(model, nullptr) && !is_tree_model(model); }
+
 }  // namespace
+
+const std::vector<EngineInfo>& fairness_engines() {
+  static const std::vector<EngineInfo> engines = {
+      {"auto", "falsification beside the complete engine (ReLU networks), else falsification then dual", true, true,
+       auto_uses_z3,
+       [](const FairnessProblem& p, const EngineSettings& s, Env& env) {
+         return auto_search(p.model(), p.schema(), complete_options(p, s), env);
+       }},
+      {"complete", "branch and bound with sound bounds; proves, finds witnesses, quantifies", true, true,
+       reads_by_bounds,
+       [](const FairnessProblem& p, const EngineSettings& s, Env& env) {
+         return complete_search(p.model(), p.schema(), complete_options(p, s), env);
+       }},
+      {"smt", "the whole question as one exact Z3 query", false, false, reads_by_z3,
+       [](const FairnessProblem& p, const EngineSettings& s, Env& env) {
+         return smt_search(p.model(), p.schema(), p.protected_features(), env, s.max_witnesses);
+       }},
+      {"dual", "PyFair: concolic exploration of the dual model", false, false, reads_by_z3,
+       [](const FairnessProblem& p, const EngineSettings& s, Env& env) {
+         return dual_search(p.model(), p.schema(), concolic_options(p, s), env);
+       }},
+      {"concolic", "PyCT: concolic search around seed rows", false, false, reads_by_z3,
+       [](const FairnessProblem& p, const EngineSettings& s, Env& env) {
+         return concolic_search(p.model(), p.schema(), concolic_options(p, s), env);
+       }},
+  };
+  return engines;
+}
+
+const EngineInfo& fairness_engine(const std::string& name) {
+  const auto& all = fairness_engines();
+  const auto it = std::find_if(all.begin(), all.end(), [&name](const EngineInfo& e) { return e.name == name; });
+  if (it != all.end()) return *it;
+  std::vector<std::string> names;
+  names.reserve(all.size());
+  for (const EngineInfo& e : all) names.push_back(e.name);
+  throw InputError(fmt::format("--engine: unknown engine '{}' (known: {})", name, fmt::join(names, ", ")));
+}
+
+bool engine_uses_z3(const std::string& name, const Model& model) { return fairness_engine(name).uses_z3(model); }
 
 std::vector<SearchState> split_fairness_search(const std::string& engine, const FairnessProblem& problem,
                                                const EngineSettings& settings, int parts, Env& env) {
   check_engine_settings(settings);
-  const std::string& name = fairness_engine(engine).name;
-  if (name != "auto" && name != "complete")
-    throw InputError(fmt::format("--split-into cuts the complete engine's search, not the {} engine's", name));
+  const EngineInfo& info = fairness_engine(engine);
+  if (!info.searches_regions)
+    throw InputError(fmt::format("--split-into cuts the complete engine's search, not the {} engine's", info.name));
   return split_complete_search(problem.model(), problem.schema(), complete_options(problem, settings), parts, env);
 }
 
 FairnessResult run_fairness_engine(const std::string& name, const FairnessProblem& problem,
                                    const EngineSettings& settings, Env& env) {
   check_engine_settings(settings);
-  const std::string& engine = fairness_engine(name).name;
-  if ((!settings.checkpoint.empty() || !settings.resume.empty() || settings.start) && engine != "auto" &&
-      engine != "complete")
+  const EngineInfo& info = fairness_engine(name);
+  const std::string& engine = info.name;
+  if ((!settings.checkpoint.empty() || !settings.resume.empty() || settings.start) && !info.searches_regions)
     throw InputError(
         fmt::format("--checkpoint and --resume save and continue the complete engine's search, not the "
                     "{} engine's (use --engine complete or auto)",
                     engine));
   if (!(settings.checkpoint_seconds > 0.0)) throw InputError("--checkpoint-every: expected a number of seconds > 0");
-  const Model& model = problem.model();
-  const Schema& schema = problem.schema();
   FairnessResult r;
   // No engine is asked a question that has no pair to compare: its "verified" would be vacuous.
-  if (const Twins twins = find_twins(schema, problem.protected_features());
-      twins == Twins::NoPerson || twins == Twins::NoTwins) {
+  if (const Twins twins = problem.twins(); twins == Twins::NoPerson || twins == Twins::NoTwins) {
     r.verdict = Verdict::Verified;
     r.engine = engine;
     r.exhaustive = true;
     r.vacuous = true;
-    r.reason = vacuity_reason(twins, schema, problem.protected_features());
+    r.reason = problem.vacuity_reason(twins);
     r.stats.seconds = env.elapsed_seconds();
     record_search_stats(r.stats, env.stats);
     return r;
   }
-  if (engine == "auto") {
-    r = auto_search(model, schema, complete_options(problem, settings), env);
-  } else if (engine == "complete") {
-    r = complete_search(model, schema, complete_options(problem, settings), env);
-  } else if (engine == "smt") {
-    r = smt_search(model, schema, problem.protected_features(), env, settings.max_witnesses);
-  } else if (engine == "dual") {
-    r = dual_search(model, schema, concolic_options(problem, settings), env);
-  } else {
-    r = concolic_search(model, schema, concolic_options(problem, settings), env);
-  }
+  r = info.run(problem, settings, env);
   settle_witnesses(r, problem, settings, env);
   record_search_stats(r.stats, env.stats);
   return r;
 }
 
 void record_search_stats(const SearchStats& s, Stats& stats) {
-  const std::pair<const char*, double> counters[] = {
-      {"search.frontier", static_cast<double>(s.frontier)},
-      {"search.tests", static_cast<double>(s.tests)},
-      {"search.sat", static_cast<double>(s.sat)},
-      {"search.unsat", static_cast<double>(s.unsat)},
-      {"search.unknown", static_cast<double>(s.unknown)},
-      {"search.guessed", static_cast<double>(s.guessed)},
-      {"search.refuted", static_cast<double>(s.refuted)},
-      {"search.queued", static_cast<double>(s.queued)},
-      {"search.paths", static_cast<double>(s.paths)},
-      {"search.divergences", static_cast<double>(s.divergences)},
-      {"search.rejected", static_cast<double>(s.rejected)},
-      {"search.seeds", static_cast<double>(s.seeds)},
-      {"search.seeds_exhausted", static_cast<double>(s.seeds_exhausted)},
-      {"search.regions", static_cast<double>(s.regions)},
-      {"search.leaves", static_cast<double>(s.leaves)},
-      {"search.checked", static_cast<double>(s.checked)},
-      {"search.seconds", s.seconds},
-  };
-  for (const auto& [name, value] : counters) stats.set(name, value);
+  for (const SearchStatsField& f : kSearchStatsFields)
+    stats.set(std::string("search.") + f.name, static_cast<double>(s.*f.field));
+  stats.set("search.seconds", s.seconds);
 }
 
 }  // namespace witness

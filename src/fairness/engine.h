@@ -23,31 +23,12 @@
 #include "domain/schema.h"
 #include "fairness/complete_search.h"
 #include "fairness/concolic_search.h"
+#include "fairness/problem.h"
 #include "fairness/verdict.h"
 #include "model/model.h"
 #include "symbolic/path_tree.h"
 
 namespace witness {
-
-// The question, built once: is `model` fair on the domain of `schema` (its chosen box) with
-// respect to changes of the protected features? The model and schema must outlive it.
-class FairnessProblem {
- public:
-  // `protected_names` empty: the schema's `protected` list. InputError (naming the schema) for an
-  // unknown feature or when no feature is protected.
-  FairnessProblem(const Model& model, const Schema& schema, const std::vector<std::string>& protected_names);
-
-  [[nodiscard]] const Model& model() const { return *model_; }
-  [[nodiscard]] const Schema& schema() const { return *schema_; }
-  [[nodiscard]] const std::vector<int>& protected_features() const { return protected_; }
-  [[nodiscard]] const std::vector<std::string>& protected_names() const { return names_; }
-
- private:
-  const Model* model_;
-  const Schema* schema_;
-  std::vector<std::string> names_;
-  std::vector<int> protected_;
-};
 
 // Everything an engine may be told; each engine reads the settings it understands (the `engines`
 // column says which) and ignores the rest.
@@ -70,7 +51,7 @@ struct EngineSettings {
   // complete, auto: save the search to / continue it from these files (CompleteSearchOptions).
   // File paths: set by the CLI only, never by name (witness serve sets options by name).
   std::string checkpoint;
-  double checkpoint_seconds = 10.0;
+  double checkpoint_seconds = kCheckpointSeconds;
   std::string resume;
   std::shared_ptr<const SearchState> start;  // complete, auto: CompleteSearchOptions::start, answer_only
   bool answer_only = false;
@@ -87,10 +68,15 @@ void set_engine_option(EngineSettings& settings, const std::string& name, const 
 // InputError for the first setting outside its declared range (settings filled in by code).
 void check_engine_settings(const EngineSettings& settings);
 
+// One row of the engine table: what the engine is called and can do, and how it is run.
 struct EngineInfo {
   std::string name;
   std::string summary;
-  bool measures_domain = false;  // reports certified/falsified/undecided shares
+  bool measures_domain = false;   // reports certified/falsified/undecided shares
+  bool searches_regions = false;  // the complete engine's region search: checkpoints, resume, split
+  // Whether it calls Z3 on this model (Z3 can overrun a time limit; see cli/fair.cpp).
+  bool (*uses_z3)(const Model& model) = nullptr;
+  FairnessResult (*run)(const FairnessProblem& problem, const EngineSettings& settings, Env& env) = nullptr;
 };
 
 // Every engine, in the order they are documented: auto, complete, smt, dual, concolic.

@@ -82,8 +82,12 @@ int own_combo(const std::vector<Eigen::VectorXd>& combos, const std::vector<int>
 
 }  // namespace
 
-RowAudit audit_rows(const Model& model, const Schema& schema, const std::vector<int>& protected_features,
-                    const Eigen::MatrixXd& raw, const Outcome& outcome, const std::string& source) {
+RowAudit audit_rows(const FairnessProblem& problem, const Eigen::MatrixXd& raw, const Outcome& outcome,
+                    const std::string& source) {
+  const Model& model = problem.model();
+  const Schema& schema = problem.schema();
+  // The named features: a row's proxies are derived from them, never varied on their own.
+  const std::vector<int>& protected_features = problem.named_features();
   RowAudit a;
   a.measured = true;
   a.source = source;
@@ -172,8 +176,10 @@ DataShare data_share(const RowAudit& audit) {
   return d;
 }
 
-std::vector<WitnessPair> row_witnesses(const RowAudit& audit, const Model& model, const Schema& schema,
+std::vector<WitnessPair> row_witnesses(const RowAudit& audit, const FairnessProblem& problem,
                                        const Eigen::MatrixXd& raw, int max, SearchStats& stats) {
+  const Model& model = problem.model();
+  const Schema& schema = problem.schema();
   std::vector<WitnessPair> out;
   WitnessReplayer replayer(model, schema, audit.protected_features);
   const Constraints& cs = schema.constraints();

@@ -9,7 +9,8 @@
 //   witness::Schema schema = witness::load_schema("benchmarks/fairify/german.toml");
 //   witness::Dataset rows = witness::load_csv("benchmarks/fairify/data/german.csv", schema);
 //   witness::Outcome wanted = witness::resolve_outcome(model, schema, "");
-//   witness::RowAudit a = witness::audit_rows(model, schema, {schema.feature_index("age")}, rows.raw, wanted);
+//   const witness::FairnessProblem problem(model, schema, {"age"});
+//   witness::RowAudit a = witness::audit_rows(problem, rows.raw, wanted);
 //   long long harmed = a.groups[0].to_favorable.k;          // rows of the first age group denied by it
 //   const witness::RowFlip& first = a.flips.front();        // the lowest row number that flips
 #pragma once
@@ -21,6 +22,7 @@
 
 #include "domain/schema.h"
 #include "fairness/outcome.h"
+#include "fairness/problem.h"
 #include "fairness/verdict.h"
 #include "model/model.h"
 
@@ -71,8 +73,8 @@ struct RowAudit {
   std::string score_name;                // what score is: "output for class >50K"
 };
 
-[[nodiscard]] RowAudit audit_rows(const Model& model, const Schema& schema, const std::vector<int>& protected_features,
-                                  const Eigen::MatrixXd& raw, const Outcome& outcome, const std::string& source = "");
+[[nodiscard]] RowAudit audit_rows(const FairnessProblem& problem, const Eigen::MatrixXd& raw, const Outcome& outcome,
+                                  const std::string& source = "");
 
 // The share of rows that flip, as the answer's `data` reports it.
 [[nodiscard]] DataShare data_share(const RowAudit& audit);
@@ -80,7 +82,7 @@ struct RowAudit {
 // The first `max` flipping rows as witness pairs (each replayed on the model from the raw values;
 // the twin is the first other combination that decides otherwise), in row order. Adds the
 // evaluations to stats.tests and failed replays to stats.rejected.
-[[nodiscard]] std::vector<WitnessPair> row_witnesses(const RowAudit& audit, const Model& model, const Schema& schema,
+[[nodiscard]] std::vector<WitnessPair> row_witnesses(const RowAudit& audit, const FairnessProblem& problem,
                                                      const Eigen::MatrixXd& raw, int max, SearchStats& stats);
 
 }  // namespace witness

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -114,6 +115,31 @@ struct SearchStats {
   std::int64_t checked = 0;          // complete engine --check: closed regions re-proved by Z3
   double seconds = 0.0;
 };
+
+// SearchStats' counters by name, once: the `stats` keys of the JSON answer, and with `search.` in
+// front the names --stats prints (concretised and seconds are not counters: each writer adds them).
+struct SearchStatsField {
+  const char* name;
+  std::int64_t SearchStats::*field;
+};
+inline constexpr std::array<SearchStatsField, 16> kSearchStatsFields = {{
+    {"frontier", &SearchStats::frontier},
+    {"tests", &SearchStats::tests},
+    {"sat", &SearchStats::sat},
+    {"unsat", &SearchStats::unsat},
+    {"unknown", &SearchStats::unknown},
+    {"guessed", &SearchStats::guessed},
+    {"refuted", &SearchStats::refuted},
+    {"queued", &SearchStats::queued},
+    {"paths", &SearchStats::paths},
+    {"divergences", &SearchStats::divergences},
+    {"rejected", &SearchStats::rejected},
+    {"seeds", &SearchStats::seeds},
+    {"seeds_exhausted", &SearchStats::seeds_exhausted},
+    {"regions", &SearchStats::regions},
+    {"leaves", &SearchStats::leaves},
+    {"checked", &SearchStats::checked},
+}};
 
 // Shares of the domain of the non-protected features (integer points; a real feature counts by
 // length): certified = no protected change flips the label there, falsified = proven to flip (for

@@ -7,7 +7,8 @@
 //   witness::Outcome wanted = witness::resolve_outcome(model, schema, "");
 //   witness::GroupMetrics g = witness::group_metrics(model, schema, rows, {{"sex", 8}}, wanted);
 //   std::string table = witness::group_metrics_text(g);   // one table per column and intersection
-//   witness::RowAudit a = witness::audit_rows(model, schema, {8}, rows.raw, wanted, "adult.csv");
+//   const witness::FairnessProblem problem(model, schema, {"sex"});
+//   witness::RowAudit a = witness::audit_rows(problem, rows.raw, wanted, "adult.csv");
 //   std::string who = witness::harm_text(a, schema, 10);  // "9 of 403 rows with sex=Male were ..."
 //   std::string csv = witness::flips_csv(a, schema, rows.raw);  // every flipped row, for --flips-out
 #pragma once

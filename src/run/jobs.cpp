@@ -161,8 +161,7 @@ FairnessResult fair_with_rows(const JobSubject& subject, const FairnessProblem& 
   if (audit == nullptr) return engine_run();
   const int asked = std::max(1, settings.max_witnesses);
   SearchStats rows_stats;
-  std::vector<WitnessPair> found =
-      row_witnesses(*audit, *subject.model, subject.schema, subject.data->raw, asked, rows_stats);
+  std::vector<WitnessPair> found = row_witnesses(*audit, problem, subject.data->raw, asked, rows_stats);
   const bool rows_answer = job.near_data < 0 && !settings.quantify && settings.checkpoint.empty() &&
                            settings.resume.empty() && settings.start == nullptr;
   FairnessResult r;
@@ -305,6 +304,24 @@ const std::vector<SettingOption<QueryJob>>& query_options() {
   return options;
 }
 
+nlohmann::json progress_json(const CompleteProgress& p) {
+  return {{"certified", p.certified},
+          {"falsified", p.falsified},
+          {"undecided", std::max(0.0, 1.0 - p.certified - p.falsified)},
+          {"leaves", p.leaves},
+          {"seconds", p.seconds}};
+}
+
+nlohmann::json progress_json(const TestProgress& p) {
+  return {
+      {"generated", p.generated}, {"discriminatory", p.discriminatory}, {"budget", p.budget}, {"seconds", p.seconds}};
+}
+
+void settle_test_budget(TestOptions& options, const std::map<std::string, std::string>& given) {
+  const auto limit = given.find("time-limit");
+  if (limit != given.end() && std::stod(limit->second) > 0 && !given.contains("budget")) options.budget = 0;
+}
+
 void apply_process_limits(const Env& env) { limit_solver_memory(env.options.get_real("memory-limit")); }
 
 RunOutput run_fair(const JobSubject& subject, const FairJob& job, Env& env, const std::string& command) {
@@ -320,9 +337,7 @@ RunOutput run_fair(const JobSubject& subject, const FairJob& job, Env& env, cons
   // Every data row decided with every other protected value, once: the flips by group and
   // direction, the row witnesses and the data share all come from it.
   std::optional<RowAudit> audit;
-  if (subject.data)
-    audit = audit_rows(*subject.model, subject.schema, subject.protected_features, subject.data->raw, outcome,
-                       subject.data_name);
+  if (subject.data) audit = audit_rows(problem, subject.data->raw, outcome, subject.data_name);
   FairnessResult r = fair_with_rows(subject, problem, job, settings, audit ? &*audit : nullptr, env);
   if (audit) {
     r.data = data_share(*audit);

@@ -87,6 +87,15 @@ void set_job_options(const std::vector<SettingOption<J>>& table, J& job, Env& en
   }
 }
 
+// A progress report as every front end shows it (the server's job status, Python's callback): fair
+// {certified, falsified, undecided, leaves, seconds}; test {generated, discriminatory, budget, seconds}.
+nlohmann::json progress_json(const CompleteProgress& p);
+nlohmann::json progress_json(const TestProgress& p);
+
+// test's one rule across options, for the CLI, Python and the server alike: a time limit (> 0)
+// given without a budget runs until the limit (budget 0). `given` as set_job_options took it.
+void settle_test_budget(TestOptions& options, const std::map<std::string, std::string>& given);
+
 // --memory-limit for a command-line run: the run stops once the process holds that much (Env),
 // and the solver's own bound is set to it (one setting per process, so not for a server's jobs).
 void apply_process_limits(const Env& env);

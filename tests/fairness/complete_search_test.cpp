@@ -19,8 +19,6 @@
 #include "core/env.h"
 #include "core/error.h"
 #include "domain/schema.h"
-#include "fairness/concolic_search.h"
-#include "fairness/smt_search.h"
 #include "fairness/transform.h"
 #include "fairness/verdict.h"
 #include "model/evaluator.h"
@@ -473,32 +471,6 @@ TEST(AutoSearch, QuantifySkipsFalsification) {
 
 // ---------------------------------------------------------------------------------------------
 // The other exact engines give the same verdicts on the tiny networks (they all finish there).
-
-void check_engines_agree(const Tiny& t) {
-  SCOPED_TRACE(t.name + " engines");
-  Env e1 = test::make_env("30", 2);
-  const FairnessResult c = complete_search(t.model, t.schema, options_for(t), e1);
-  Env e2 = make_env();
-  const FairnessResult s = smt_search(t.model, t.schema, t.prot, e2);
-  ConcolicSearchOptions d;
-  d.protected_features = t.prot;
-  Env e3 = make_env();
-  const FairnessResult dual = dual_search(t.model, t.schema, d, e3);
-  EXPECT_NE(c.verdict, Verdict::Inconclusive) << c.reason;
-  EXPECT_EQ(c.verdict, s.verdict) << s.reason;
-  EXPECT_EQ(c.verdict, dual.verdict) << dual.reason;
-}
-
-TEST(CompleteSearch, AgreesWithSmtAndDualSearch) {
-  for (int i = 0; i < kRandomNets; i += 4) check_engines_agree(random_tiny(i));
-  check_engines_agree(hand_made("small_weight"));
-  check_engines_agree(hand_made("rare"));
-}
-
-TEST(CompleteSearch, AgreesWithSmtAndDualSearchEveryNetworkSlow) {
-  for (int i = 0; i < kRandomNets; ++i) check_engines_agree(random_tiny(i));
-  for (const char* which : kHandMade) check_engines_agree(hand_made(which));
-}
 
 // ---------------------------------------------------------------------------------------------
 

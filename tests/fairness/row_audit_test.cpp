@@ -47,7 +47,7 @@ TEST(RowAudit, FlipsByGroupAndDirectionAgreeWithBruteForce) {
       Outcome o = resolve_outcome(t.model, t.schema, "");
       o.favorable = favorable;
       o.assumed = false;
-      const RowAudit a = audit_rows(t.model, t.schema, t.prot, raw, o, "rows");
+      const RowAudit a = audit_rows(test::problem_of(t), raw, o, "rows");
       // Brute force: per group (the row's own combination), rows turned favourable / unfavourable.
       std::map<std::vector<double>, std::array<long long, 3>> want;  // rows, to favourable, to unfavourable
       long long flipped = 0;
@@ -81,7 +81,7 @@ TEST(RowAudit, FlipsByGroupAndDirectionAgreeWithBruteForce) {
       }
       // Every listed flip replays as a witness from the raw row.
       SearchStats stats;
-      const std::vector<WitnessPair> pairs = row_witnesses(a, t.model, t.schema, raw, 1000, stats);
+      const std::vector<WitnessPair> pairs = row_witnesses(a, test::problem_of(t), raw, 1000, stats);
       EXPECT_EQ(static_cast<long long>(pairs.size()), flipped);
       EXPECT_EQ(stats.rejected, 0);
       for (std::size_t k = 0; k < pairs.size(); ++k) EXPECT_EQ(pairs[k].raw, raw.col(a.flips[k].row));
@@ -98,7 +98,7 @@ TEST(RowAudit, RowsAndTwinsOutsideTheRulesAreNotCompared) {
   const Eigen::MatrixXd raw = random_rows(t.schema, 400, 11);
   long long outside = 0;
   for (Eigen::Index j = 0; j < raw.cols(); ++j) outside += t.schema.constraints().satisfied(raw.col(j)) ? 0 : 1;
-  const RowAudit a = audit_rows(t.model, t.schema, t.prot, raw, resolve_outcome(t.model, t.schema, ""), "rows");
+  const RowAudit a = audit_rows(test::problem_of(t), raw, resolve_outcome(t.model, t.schema, ""), "rows");
   EXPECT_EQ(a.outside, outside);
   EXPECT_GT(outside, 0);
   long long rows = 0;
@@ -194,11 +194,12 @@ rules = ["x <= y"]
   const Model m = b.finish(b.sigmoid(z), DecisionRule::threshold_on(z, 0.0));
   Eigen::MatrixXd raw(3, 300);
   for (int j = 0; j < 300; ++j) raw.col(j) << j * 0.01 + 0.003, j * 0.01 + 0.003, j % 2;
-  const RowAudit a = audit_rows(m, s, {2}, raw, resolve_outcome(m, s, ""), "rows");
+  const FairnessProblem problem(m, s, {s.feature(2).name});
+  const RowAudit a = audit_rows(problem, raw, resolve_outcome(m, s, ""), "rows");
   EXPECT_EQ(a.outside, 0);
   EXPECT_EQ(a.flips.size(), 300U);
   SearchStats stats;
-  const std::vector<WitnessPair> pairs = row_witnesses(a, m, s, raw, 1000, stats);
+  const std::vector<WitnessPair> pairs = row_witnesses(a, problem, raw, 1000, stats);
   EXPECT_EQ(pairs.size(), 300U);
   EXPECT_EQ(stats.rejected, 0);
 }

@@ -20,6 +20,7 @@
 #include "core/env.h"
 #include "domain/schema.h"
 #include "fairness/complete_search.h"
+#include "fairness/problem.h"
 #include "fairness/verdict.h"
 #include "model/evaluator.h"
 #include "model/model.h"
@@ -89,6 +90,15 @@ struct Tiny {
 };
 
 inline Schema schema_of(const char* toml) { return parse_schema(toml, "tiny.toml"); }
+
+inline std::vector<std::string> names_of(const Tiny& t) {
+  std::vector<std::string> names;
+  for (int f : t.prot) names.push_back(t.schema.feature(f).name);
+  return names;
+}
+
+// The question engines and data-row functions are asked about t (t must outlive it).
+inline FairnessProblem problem_of(const Tiny& t) { return {t.model, t.schema, names_of(t)}; }
 
 // The complete engine quantifying t over its protected features.
 inline CompleteSearchOptions quantify_options(const Tiny& t) {

@@ -20,6 +20,7 @@
 namespace witness {
 namespace {
 
+using test::source_path;
 using test::Tiny;
 
 struct Counted {
