@@ -38,6 +38,7 @@
 #include "query/query.h"
 #include "report/html_report.h"
 #include "run/jobs.h"
+#include "run/option_catalog.h"
 
 namespace py = pybind11;
 
@@ -250,13 +251,7 @@ py::dict fair_call(const py::object& model, const py::object& schema, const std:
   std::atomic<bool> cancel{false};
   ProgressSlot progress;
   job.settings.cancel = &cancel;
-  job.settings.progress = [&progress](const CompleteProgress& p) {
-    progress.post({{"certified", p.certified},
-                   {"falsified", p.falsified},
-                   {"undecided", std::max(0.0, 1.0 - p.certified - p.falsified)},
-                   {"leaves", p.leaves},
-                   {"seconds", p.seconds}});
-  };
+  job.settings.progress = [&progress](const CompleteProgress& p) { progress.post(progress_json(p)); };
   env->set_cancel(&cancel);
   return to_python(run_released(
       [&] {
@@ -271,19 +266,14 @@ py::dict test_call(const py::object& model_or_function, const py::object& schema
                    const std::string& function_name, int classes, const py::object& on_progress) {
   auto env = std::make_shared<Env>();
   TestOptions o;
-  if (!options.contains("budget") && options.contains("time-limit")) o.budget = 0;  // until the limit
   set_job_options(test_options(), o, *env, options);
+  settle_test_budget(o, options);
   const bool is_model = py::isinstance<Model>(model_or_function);
   const JobSubject subject =
       load_subject(subject_source(is_model ? model_or_function : py::none(), schema, names, py::none(), seeds));
   std::atomic<bool> cancel{false};
   ProgressSlot progress;
-  o.on_progress = [&progress](const TestProgress& p) {
-    progress.post({{"generated", p.generated},
-                   {"discriminatory", p.discriminatory},
-                   {"budget", p.budget},
-                   {"seconds", p.seconds}});
-  };
+  o.on_progress = [&progress](const TestProgress& p) { progress.post(progress_json(p)); };
   env->set_cancel(&cancel);
   std::unique_ptr<LabelOracle> oracle;
   PythonOracle* python = nullptr;
@@ -655,11 +645,28 @@ PYBIND11_MODULE(_witness, m) {
   m.def("with_raw_columns", &raw_columns_model, py::arg("inner"), py::arg("columns"), py::arg("sources"));
   m.def(
       "infer_schema",
-      [](std::string csv_text, const std::string& source, std::optional<std::string> label, const Model* model) {
-        return infer_schema_toml_text(std::move(csv_text), source, std::move(label), model);
+      [](std::string csv_text, const std::string& source, const std::optional<std::string>& label, const Model* model) {
+        return infer_schema_toml_text(std::move(csv_text), source, label, model);
       },
       py::arg("csv_text"), py::arg("source"), py::arg("label"), py::arg("model"));
   m.def("check_schema", &check_schema_fits_model, py::arg("schema"), py::arg("model"));
+  // Every option of a job as the CLI's flags name them (witness.options documents them).
+  m.def("options", [](const std::string& job) {
+    py::list out;
+    for (const OptionSpec& s : job_options(job)) {
+      static const char* const kTypes[] = {"int", "real", "bool", "string"};
+      py::dict d;
+      d["name"] = s.name;
+      d["type"] = kTypes[static_cast<int>(s.type)];
+      d["default"] = s.fallback;
+      if (s.type == OptionSpec::Type::Int || s.type == OptionSpec::Type::Real)
+        d["range"] = py::make_tuple(s.min, s.max);
+      if (!s.allowed.empty()) d["allowed"] = s.allowed;
+      d["help"] = s.help;
+      out.append(d);
+    }
+    return out;
+  });
   m.def("fair", &fair_call);
   m.def("test", &test_call);
   m.def("bias", &bias_call);

@@ -11,13 +11,14 @@ discriminatory tests, and answer counterfactual queries, with the C++ engines of
 
 from ._witness import Error, InputError, Model, __version__
 from ._witness import load_model as _load_model
+from ._witness import options as _options
 from ._schema import Feature, Schema
 from ._convert import from_sklearn, from_torch
 from ._runs import BiasResult, FairResult, QueryResult, TestResult, bias, fair, query, test
 
 __all__ = [
     "Error", "InputError", "Model", "Feature", "Schema", "load_model", "from_sklearn", "from_torch",
-    "fair", "test", "bias", "query", "FairResult", "TestResult", "BiasResult", "QueryResult", "__version__",
+    "fair", "test", "bias", "query", "options", "FairResult", "TestResult", "BiasResult", "QueryResult", "__version__",
 ]
 
 
@@ -26,6 +27,13 @@ def load_model(path) -> Model:
     import os
 
     return _load_model(os.fspath(path))
+
+
+def options(job: str):
+    """Every option `job` ("fair", "test", "bias" or "query") takes, as the CLI's flags name them:
+    a list of dicts with name, type, default, range (numbers), allowed (choices) and help. Pass one
+    as a keyword with '_' for '-': witness.fair(..., max_witnesses=3)."""
+    return _options(job)
 
 
 _native_predict = Model.predict

@@ -3,6 +3,7 @@
 
 #include "cli/cli.h"
 #include "run/jobs.h"
+#include "run/option_catalog.h"
 
 namespace witness::cli {
 namespace {
@@ -45,7 +46,7 @@ void add_bias_command(CLI::App& app) {
   add_setting_flags(*cmd, bias_options(), args->options);
   cmd->add_flag("--json", args->json, "print one JSON document on stdout");
   add_report_options(*cmd, args->report);
-  add_env_options(*cmd, args->options, {"seed", "threads", "time-limit", "memory-limit", "verbose", "stats"});
+  add_env_options(*cmd, args->options, job_run_options("bias"));
   cmd->callback([args] { run_bias_command(*args); });
 }
 

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -20,6 +21,7 @@
 #include "core/file.h"
 #include "report/rows.h"
 #include "run/jobs.h"
+#include "run/option_catalog.h"
 #include "run/subproblems.h"
 
 namespace witness::cli {
@@ -37,7 +39,7 @@ struct FairArgs {
   ReportFiles report;
   // Paths are CLI flags, never job options: witness serve sets job options by name.
   std::string checkpoint, resume;
-  double checkpoint_every = 10.0;
+  double checkpoint_every = kCheckpointSeconds;
   int split = 0;  // --split-into K: write K sub-problems to out_dir instead of searching
   std::string out_dir;
   std::string subproblem;  // continue this sub-problem file
@@ -58,18 +60,8 @@ int write_split(const FairArgs& args, const FairJob& job, Env& env) {
   return 0;
 }
 
-int run_fair_command(const FairArgs& args) {
-  Env env;
-  FairJob job;
-  set_job_options(fair_options(), job, env, given_options(args.options));
-  job.settings.checkpoint = args.checkpoint;
-  job.settings.checkpoint_seconds = args.checkpoint_every;
-  job.settings.resume = args.resume;
-  env.set_cancel(&interrupt_flag());
-  job.settings.cancel = &interrupt_flag();
-  env.start();
-  apply_process_limits(env);
-  if (args.split > 0) return write_split(args, job, env);
+// The flags that go together, checked before anything is read.
+void check_fair_args(const FairArgs& args) {
   const bool subproblem = !args.subproblem.empty();
   if (subproblem && (!args.subject.model.empty() || !args.subject.schema.empty() || !args.data.empty() ||
                      !args.subject.protected_list.empty() || !args.resume.empty() || !args.checkpoint.empty()))
@@ -83,6 +75,44 @@ int run_fair_command(const FairArgs& args) {
     if (!f.empty()) check_writable(f);
   }
   if (!args.flips_out.empty() && args.data.empty()) throw InputError("--flips-out: give the data rows (--data)");
+}
+
+// The complete engine's progress: a line that rewrites itself on a terminal, or with --verbose a
+// logged line a second; the latest shares are kept for a late answer.
+std::function<void(const CompleteProgress&)> progress_writer(Env& env, ProgressLine& progress,
+                                                             std::atomic<double>& last_certified,
+                                                             std::atomic<double>& last_falsified) {
+  return [&env, &progress, &last_certified, &last_falsified, last_log = 0.0](const CompleteProgress& p) mutable {
+    last_certified = p.certified;
+    last_falsified = p.falsified;
+    const std::string line = fmt::format("decided {} (certified {}, falsified {}), {} leaves, {:.0f} leaves/s",
+                                         percent(p.certified + p.falsified), percent(p.certified), percent(p.falsified),
+                                         p.leaves, p.seconds > 0 ? static_cast<double>(p.leaves) / p.seconds : 0.0);
+    if (env.options.get_int("verbose") >= 1) {  // --verbose: a line a second, terminal or not
+      if (p.seconds - last_log >= 1.0) {
+        last_log = p.seconds;
+        env.log(1, "{:.1f} s: {}", p.seconds, line);
+      }
+    } else {
+      progress.show(line);
+    }
+  };
+}
+
+int run_fair_command(const FairArgs& args) {
+  Env env;
+  FairJob job;
+  set_job_options(fair_options(), job, env, given_options(args.options));
+  job.settings.checkpoint = args.checkpoint;
+  job.settings.checkpoint_seconds = args.checkpoint_every;
+  job.settings.resume = args.resume;
+  env.set_cancel(&interrupt_flag());
+  job.settings.cancel = &interrupt_flag();
+  env.start();
+  apply_process_limits(env);
+  if (args.split > 0) return write_split(args, job, env);
+  const bool subproblem = !args.subproblem.empty();
+  check_fair_args(args);
   SubjectSource src = args.subject.source();
   src.data.path = args.data;
   src.seeds.path = args.seeds;
@@ -148,22 +178,7 @@ int run_fair_command(const FairArgs& args) {
                    std::_Exit(20);
                  });
   ProgressLine progress;
-  double last_log = 0.0;
-  job.settings.progress = [&](const CompleteProgress& p) {
-    last_certified = p.certified;
-    last_falsified = p.falsified;
-    const std::string line = fmt::format("decided {} (certified {}, falsified {}), {} leaves, {:.0f} leaves/s",
-                                         percent(p.certified + p.falsified), percent(p.certified), percent(p.falsified),
-                                         p.leaves, p.seconds > 0 ? static_cast<double>(p.leaves) / p.seconds : 0.0);
-    if (env.options.get_int("verbose") >= 1) {  // --verbose: a line a second, terminal or not
-      if (p.seconds - last_log >= 1.0) {
-        last_log = p.seconds;
-        env.log(1, "{:.1f} s: {}", p.seconds, line);
-      }
-    } else {
-      progress.show(line);
-    }
-  };
+  job.settings.progress = progress_writer(env, progress, last_certified, last_falsified);
   RunOutput out;
   if (subproblem) {
     std::string result;
@@ -210,7 +225,8 @@ void add_fair_command(CLI::App& app, int& status) {
   cmd->add_option("--checkpoint", args->checkpoint,
                   "complete, auto: save the search (closed shares, open regions) to FILE every --checkpoint-every "
                   "seconds and at the end, written atomically");
-  cmd->add_option("--checkpoint-every", args->checkpoint_every, "seconds between checkpoints (default 10)");
+  cmd->add_option("--checkpoint-every", args->checkpoint_every,
+                  fmt::format("seconds between checkpoints (default {})", number_text(kCheckpointSeconds)));
   cmd->add_option("--resume", args->resume,
                   "complete, auto: continue the search saved in FILE (by --checkpoint) with the same model, schema, "
                   "protected features and mode");
@@ -223,7 +239,7 @@ void add_fair_command(CLI::App& app, int& status) {
                   "saved beside it as part-K.result.json");
   cmd->add_flag("--json", args->json, "print one JSON document on stdout");
   add_report_options(*cmd, args->report);
-  add_env_options(*cmd, args->options, {"seed", "time-limit", "memory-limit", "threads", "verbose", "stats"});
+  add_env_options(*cmd, args->options, job_run_options("fair"));
   cmd->callback([args, &status] { status = run_fair_command(*args); });
 }
 

@@ -12,6 +12,7 @@
 #include "fairness/blackbox.h"
 #include "report/rows.h"
 #include "run/jobs.h"
+#include "run/option_catalog.h"
 
 namespace witness::cli {
 namespace {
@@ -35,6 +36,7 @@ void run_test_command(const TestArgs& args, int& status) {
   TestOptions o;
   const std::map<std::string, std::string> given = given_options(args.options);
   set_job_options(test_options(), o, env, given);
+  settle_test_budget(o, given);
   env.set_cancel(&interrupt_flag());
   env.start();
   apply_process_limits(env);
@@ -45,8 +47,6 @@ void run_test_command(const TestArgs& args, int& status) {
   src.seeds.path = args.seeds;
   const JobSubject subject = load_subject_within_limit(src, env, "test", args.json);
   const Schema& schema = subject.schema;
-  const bool timed = env.options.get_real("time-limit") > 0;
-  if (timed && !given.contains("budget")) o.budget = 0;  // no budget given: until the time limit
 
   std::unique_ptr<LabelOracle> oracle;
   if (subject.model) {
@@ -57,7 +57,7 @@ void run_test_command(const TestArgs& args, int& status) {
     c.max_batch = args.batch_rows;
     c.category_names = args.category_names;
     c.classes = args.classes;
-    if (timed) {
+    if (env.options.get_real("time-limit") > 0) {
       const double left = env.options.get_real("time-limit") - env.elapsed_seconds();
       c.run_deadline = seconds_from_now(left);
     }
@@ -106,7 +106,7 @@ void add_test_command(CLI::App& app, int& status) {
   cmd->add_flag("--category-names", args->category_names, "--cmd: write category labels instead of codes");
   cmd->add_option("--classes", args->classes,
                   "--cmd: the program's labels are 0..N-1 [default: the schema's label classes, else 2]");
-  add_env_options(*cmd, args->options, {"seed", "threads", "time-limit", "memory-limit", "verbose", "stats"});
+  add_env_options(*cmd, args->options, job_run_options("test"));
   cmd->callback([args, &status] { run_test_command(*args, status); });
 }
 

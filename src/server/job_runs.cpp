@@ -152,12 +152,7 @@ std::function<JobOutput(Job&)> fair_job(const nlohmann::json& request, const Roo
   return [j, fair](Job& job) {
     fair->settings.cancel = &job.cancel_flag();
     fair->settings.progress = [&job](const CompleteProgress& p) {
-      job.report_progress({{"certified", p.certified},
-                           {"falsified", p.falsified},
-                           {"undecided", std::max(0.0, 1.0 - p.certified - p.falsified)},
-                           {"leaves", p.leaves},
-                           {"seconds", p.seconds}},
-                          {p.seconds, p.certified, p.falsified});
+      job.report_progress(progress_json(p), {p.seconds, p.certified, p.falsified});
     };
     return run_fair(j->load(job), *fair, *j->env, j->command);
   };
@@ -167,16 +162,12 @@ std::function<JobOutput(Job&)> test_job(const nlohmann::json& request, const Roo
                                         const JobLimits& limits) {
   auto o = std::make_shared<TestOptions>();
   const auto j = std::make_shared<const ModelJob>("test", request, root, limits, test_options(), *o);
-  const nlohmann::json given = request.value("options", nlohmann::json::object());
-  if (!given.contains("budget") && given.contains("time-limit")) o->budget = 0;  // until the limit
+  settle_test_budget(*o, options_field(request));
   return [j, o](Job& job) {
     const JobSubject subject = j->load(job);
     TestOptions options_run = *o;
     options_run.on_progress = [&job](const TestProgress& p) {
-      job.report_progress({{"generated", p.generated},
-                           {"discriminatory", p.discriminatory},
-                           {"budget", p.budget},
-                           {"seconds", p.seconds}},
+      job.report_progress(progress_json(p),
                           {p.seconds, static_cast<double>(p.generated), static_cast<double>(p.discriminatory)});
     };
     ModelOracle oracle(*subject.model, subject.schema, j->env->threads());

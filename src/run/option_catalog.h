@@ -1,0 +1,26 @@
+// Every option of every job, in one list per job: the run options the job reads (seed, threads,
+// time-limit, ...; core/options.h) and its own table (fair_options(), test_options(), ...). The CLI
+// makes its flags from it, the Python module lists it (witness.options("fair")), and a test checks
+// that the CLI's flags, Python's keywords and the web forms' fields all name options of it.
+//
+//   for (const witness::OptionSpec& s : witness::job_options("fair"))
+//     std::cout << "--" << s.name << ": " << s.help << "\n";
+//   const std::vector<std::string>& run = witness::job_run_options("test");  // seed, threads, ...
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/options.h"
+
+namespace witness {
+
+// The jobs, in the order the CLI documents them: fair, test, bias, query.
+const std::vector<std::string>& job_names();
+// The run options (option_table() names) the job reads; InputError for an unknown job.
+const std::vector<std::string>& job_run_options(const std::string& job);
+// The job's run options, then its own table, as specs (name, type, default, range or allowed
+// values, help). A name in both (query's per-query time-limit) is the job's own.
+std::vector<OptionSpec> job_options(const std::string& job);
+
+}  // namespace witness
