@@ -12,8 +12,8 @@
 
 #include "core/error.h"
 #include "domain/schema.h"
-#include "fairness/search_state.h"
-#include "fairness/search_state_bytes.h"
+#include "fairness/complete/search/search_state.h"
+#include "fairness/complete/search/search_state_bytes.h"
 #include "fuzz_common.h"
 #include "model/loaders.h"
 

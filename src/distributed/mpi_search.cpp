@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "core/error.h"
-#include "fairness/part_solver.h"
-#include "fairness/region_scheduler.h"
-#include "fairness/search_state.h"
-#include "fairness/search_state_bytes.h"
+#include "fairness/complete/search/part_solver.h"
+#include "fairness/complete/search/region_scheduler.h"
+#include "fairness/complete/search/search_state.h"
+#include "fairness/complete/search/search_state_bytes.h"
 
 #ifdef WITNESS_HAVE_MPI
 #include <mpi.h>

@@ -16,9 +16,9 @@
 
 #include "core/env.h"
 #include "domain/schema.h"
-#include "fairness/complete_search.h"
-#include "fairness/distribution.h"
-#include "fairness/search_region.h"
+#include "fairness/complete/options.h"
+#include "fairness/complete/region.h"
+#include "fairness/complete/search/distribution.h"
 #include "fairness/verdict.h"
 #include "model/model.h"
 

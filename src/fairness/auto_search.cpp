@@ -1,3 +1,5 @@
+#include "fairness/auto_search.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -6,10 +8,10 @@
 
 #include "bounds/relu_network.h"
 #include "core/error.h"
-#include "fairness/complete_search.h"
+#include "fairness/complete/complete_search.h"
+#include "fairness/complete/trees/tree_search.h"
 #include "fairness/concolic_search.h"
 #include "fairness/falsify.h"
-#include "fairness/tree_search.h"
 
 namespace witness {
 namespace {

@@ -7,9 +7,11 @@
 
 #include "bounds/relu_network.h"
 #include "core/error.h"
-#include "fairness/search_state.h"
+#include "fairness/auto_search.h"
+#include "fairness/complete/complete_search.h"
+#include "fairness/complete/search/search_state.h"
+#include "fairness/complete/trees/tree_search.h"
 #include "fairness/smt_search.h"
-#include "fairness/tree_search.h"
 #include "fairness/twins.h"
 
 namespace witness {

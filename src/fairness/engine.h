@@ -21,7 +21,7 @@
 #include "core/env.h"
 #include "core/options.h"
 #include "domain/schema.h"
-#include "fairness/complete_search.h"
+#include "fairness/complete/options.h"
 #include "fairness/concolic_search.h"
 #include "fairness/problem.h"
 #include "fairness/verdict.h"

@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "bounds/relu_network.h"
-#include "fairness/exact_network.h"
+#include "fairness/complete/network/exact_network.h"
 #include "fairness/falsify.h"
 #include "model/evaluator.h"
 

@@ -13,8 +13,8 @@
 #include "core/file.h"
 #include "core/json_document.h"
 #include "core/sha256.h"
+#include "fairness/complete/search/search_state.h"
 #include "fairness/engine.h"
-#include "fairness/search_state.h"
 
 namespace witness {
 

@@ -1,4 +1,4 @@
-#include "fairness/complete_search.h"
+#include "fairness/complete/complete_search.h"
 
 #include <gtest/gtest.h>
 
@@ -19,6 +19,7 @@
 #include "core/env.h"
 #include "core/error.h"
 #include "domain/schema.h"
+#include "fairness/auto_search.h"
 #include "fairness/transform.h"
 #include "fairness/verdict.h"
 #include "model/evaluator.h"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "fairness/blackbox.h"
-#include "fairness/complete_search.h"
+#include "fairness/complete/complete_search.h"
 #include "fairness/engine.h"
 #include "fairness/oracle.h"
 #include "model/evaluator.h"

@@ -1,13 +1,13 @@
 // The network evaluator on its own, without threads: a plain loop refining its regions closes the
 // domain of every random tiny network with the brute-force fair share, through the same regions as
 // the scheduler visits.
-#include "fairness/network_regions.h"
+#include "fairness/complete/network/network_regions.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "fairness/complete_search.h"
+#include "fairness/complete/complete_search.h"
 #include "tiny_networks.h"
 
 namespace witness {

@@ -1,7 +1,7 @@
 // A part solved on its own thread: solved in slices (each continuing the last one's state), it ends
 // with one uninterrupted run's exact count, its progress within the domain meanwhile; the progress
 // message between ranks round-trips exactly and malformed text decides nothing.
-#include "fairness/part_solver.h"
+#include "fairness/complete/search/part_solver.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,8 @@
 #include <string>
 #include <thread>
 
-#include "fairness/network_regions.h"
+#include "fairness/complete/complete_search.h"
+#include "fairness/complete/network/network_regions.h"
 #include "tiny_networks.h"
 
 namespace witness {

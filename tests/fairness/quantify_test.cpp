@@ -9,7 +9,7 @@
 #include <random>
 #include <set>
 
-#include "fairness/complete_search.h"
+#include "fairness/complete/complete_search.h"
 #include "fairness/row_audit.h"
 #include "support/sanitized.h"
 #include "tiny_networks.h"

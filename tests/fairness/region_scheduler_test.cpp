@@ -1,7 +1,7 @@
 // The scheduler on its own, driving a line of integer points whose unfair points are known: exact
 // counts for any number of threads, the first witness stopping the run, the queue cap, the time
 // limit and errors.
-#include "fairness/region_scheduler.h"
+#include "fairness/complete/search/region_scheduler.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "core/error.h"
-#include "fairness/search_tally.h"
+#include "fairness/complete/answer/search_tally.h"
 #include "tiny_networks.h"
 
 namespace witness {

@@ -3,7 +3,7 @@
 // exact counts, for networks and trees, also when divided into pieces continued apart (mpirun's
 // stealing); sub-problem states join; hostile state files are input errors naming the file; the
 // binary form of MPI messages carries the same state, and malformed messages are refused alike.
-#include "fairness/search_state.h"
+#include "fairness/complete/search/search_state.h"
 
 #include <gtest/gtest.h>
 
@@ -19,12 +19,12 @@
 #include <vector>
 
 #include "core/error.h"
-#include "fairness/complete_search.h"
-#include "fairness/network_regions.h"
-#include "fairness/region_scheduler.h"
-#include "fairness/search_state_bytes.h"
-#include "fairness/state_checks.h"
-#include "fairness/tree_search.h"
+#include "fairness/complete/complete_search.h"
+#include "fairness/complete/network/network_regions.h"
+#include "fairness/complete/search/region_scheduler.h"
+#include "fairness/complete/search/search_state_bytes.h"
+#include "fairness/complete/search/state_checks.h"
+#include "fairness/complete/trees/tree_search.h"
 #include "tiny_networks.h"
 
 namespace witness {

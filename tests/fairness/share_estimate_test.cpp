@@ -2,7 +2,7 @@
 // Clopper-Pearson bounds are the textbook values, and over many seeds the interval holds the true
 // share at least at its stated rate (the coverage the estimate promises), on domains small enough
 // to count exactly.
-#include "fairness/share_estimate.h"
+#include "fairness/complete/answer/share_estimate.h"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +12,8 @@
 #include <random>
 #include <vector>
 
-#include "fairness/complete_search.h"
-#include "fairness/network_regions.h"
+#include "fairness/complete/complete_search.h"
+#include "fairness/complete/network/network_regions.h"
 #include "tiny_networks.h"
 
 namespace witness {

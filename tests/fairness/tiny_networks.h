@@ -19,7 +19,7 @@
 
 #include "core/env.h"
 #include "domain/schema.h"
-#include "fairness/complete_search.h"
+#include "fairness/complete/options.h"
 #include "fairness/problem.h"
 #include "fairness/verdict.h"
 #include "model/evaluator.h"

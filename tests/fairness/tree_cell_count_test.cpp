@@ -2,7 +2,7 @@
 // argmax rules, a scaler inside the model, one and two protected features) on small domains, whole
 // boxes and random sub-boxes, every protected combination a copy; sums that tie with the threshold
 // are refused, never miscounted.
-#include "fairness/tree_cell_count.h"
+#include "fairness/complete/trees/tree_cell_count.h"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@
 #include <random>
 #include <set>
 
+#include "fairness/complete/trees/raw_trees.h"
 #include "fairness/falsify.h"
-#include "fairness/raw_trees.h"
 #include "tiny_networks.h"
 
 namespace witness {

@@ -1,13 +1,13 @@
 // The tree engine's copies on their own, against brute force on tiny random forests: combinations
 // that share a copy label every point alike, a box decided point by point counts what brute force
 // counts, and a probe at an unfair point replays a witness (none at a fair one).
-#include "fairness/tree_copies.h"
+#include "fairness/complete/trees/tree_copies.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 
-#include "fairness/raw_trees.h"
+#include "fairness/complete/trees/raw_trees.h"
 #include "tiny_networks.h"
 
 namespace witness {

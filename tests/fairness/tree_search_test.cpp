@@ -1,7 +1,7 @@
 // The tree engine against brute force: random forests and boosted ensembles on tiny domains
 // (booleans, categories, one-hot, normalised integers, two protected features), verdicts, exact
 // counts and witnesses; threshold and argmax rules; a preprocessing chain in the model.
-#include "fairness/tree_search.h"
+#include "fairness/complete/trees/tree_search.h"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@
 #include <set>
 #include <sstream>
 
-#include "fairness/complete_search.h"
-#include "fairness/raw_trees.h"
+#include "fairness/complete/complete_search.h"
+#include "fairness/complete/trees/raw_trees.h"
 #include "model/loaders.h"
 #include "support/paths.h"
 #include "tiny_networks.h"

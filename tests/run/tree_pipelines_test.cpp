@@ -6,8 +6,8 @@
 #include <random>
 
 #include "core/env.h"
+#include "fairness/complete/complete_search.h"
 #include "fairness/falsify.h"
-#include "fairness/tree_search.h"
 #include "model/evaluator.h"
 #include "run/subject.h"
 #include "support/paths.h"
@@ -52,7 +52,7 @@ TEST(TreePipelines, ExactSharesAgreeWithSampling) {
     Env env;
     env.options.set("time-limit", "60");
     env.start();
-    const FairnessResult r = tree_search(*s.model, s.schema, o, env);
+    const FairnessResult r = complete_search(*s.model, s.schema, o, env);  // the tree engine
     ASSERT_EQ(r.share.undecided, 0.0) << r.reason;
     // Counts are long doubles: whole numbers are exact below 2^64 points (rf's domain is larger).
     if (s.schema.domain_size() < 18446744073709551616.0L) {

@@ -1,0 +1,25 @@
+// The default engine: the complete verifier with falsification beside it (auto_search.cpp).
+//
+//   witness::Model model = witness::load_model("benchmarks/fairify/models/german/GC1.h5");
+//   witness::Schema schema = witness::load_schema("benchmarks/fairify/german.toml");
+//   witness::CompleteSearchOptions o;
+//   o.protected_features = {schema.feature_index("age")};
+//   witness::Env env;  env.options.set("time-limit", "10");  env.start();
+//   witness::FairnessResult a = witness::auto_search(model, schema, o, env);  // falsify, then complete
+#pragma once
+
+#include "core/env.h"
+#include "domain/schema.h"
+#include "fairness/complete/options.h"
+#include "fairness/verdict.h"
+#include "model/model.h"
+
+namespace witness {
+
+// The default engine: complete_search with falsify() beside it on one more thread for
+// falsify_share of the time limit (60 s without one); the first answer wins. Models that the
+// complete engine does not handle get falsify() for falsify_seconds and then dual_search (engine
+// "auto(dual)").
+FairnessResult auto_search(const Model& model, const Schema& schema, const CompleteSearchOptions& options, Env& env);
+
+}  // namespace witness

@@ -1,0 +1,446 @@
+#include "fairness/complete/search/region_scheduler.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "core/error.h"
+#include "core/file.h"
+#include "fairness/complete/search/distribution.h"
+
+namespace witness {
+
+namespace {
+
+constexpr std::size_t kPointReports = 4096;  // falsified points of an enumerated region reported one by one
+
+// The heap's order: the largest key first, or while a full queue drains, the smallest.
+struct ByKey {
+  bool smallest_first = false;
+  bool operator()(const SearchRegion& a, const SearchRegion& b) const {
+    return smallest_first ? b.key < a.key : a.key < b.key;
+  }
+};
+
+}  // namespace
+
+RegionScheduler::RegionScheduler(const RegionEvaluator& regions, SearchSignals& signals, const Schema& schema,
+                                 const CompleteSearchOptions& o, Env& env)
+    : regions_(regions), signals_(signals), schema_(schema), o_(o), env_(env) {
+  unsigned threads = env.threads();
+  if (threads == 0) threads = std::max(1U, std::thread::hardware_concurrency());
+  for (unsigned t = 0; t < threads; ++t) queues_.push_back(std::make_unique<Queue>());
+  in_flight_.resize(threads);
+  rng_.seed(env.seed());
+  if (o.quantify) answer_.emplace(schema, o.protected_features, o.max_regions, regions.domain_points());
+  search_deadline_ = refine_deadline(o, env.options.get_real("time-limit"));
+}
+
+double refine_deadline(const CompleteSearchOptions& o, double time_limit) {
+  if (time_limit <= 0.0) return 0.0;
+  // The estimate of what stays undecided is drawn within the time limit: the search leaves it time.
+  if (o.quantify && o.estimate_seconds > 0.0) return time_limit - std::min(o.estimate_seconds, time_limit / 20.0);
+  return time_limit;
+}
+
+bool RegionScheduler::should_stop() const {
+  return env_.expired() || (search_deadline_ > 0.0 && env_.elapsed_seconds() >= search_deadline_) ||
+         (o_.cancel != nullptr && o_.cancel->load());
+}
+
+void RegionScheduler::save_every(double seconds, std::function<void(const SearchState&)> save) {
+  save_seconds_ = seconds;
+  save_ = std::move(save);
+}
+
+SearchState RegionScheduler::search(std::optional<SearchState> start) {
+  // The time limit and the cancel flag raise the stop signal, which long evaluations (bounds of
+  // wide networks, enumeration) watch, so a limit is kept to within one layer or one batch. The
+  // watchdog waits on a condition variable, so that a run of milliseconds (one box of
+  // --near-data) ends without waiting out its polling interval. It also takes the checkpoints.
+  bool done = false;
+  std::mutex done_mutex;
+  std::condition_variable done_cv;
+  std::thread watchdog([this, &done, &done_mutex, &done_cv] {
+    auto last_save = std::chrono::steady_clock::now();
+    std::unique_lock lock(done_mutex);
+    while (!done) {
+      if (should_stop()) {
+        {
+          std::lock_guard tally_lock(mutex_);
+          tally_.interrupted = true;
+        }
+        signals_.stop = true;
+        idle_cv_.notify_all();
+        return;
+      }
+      if (save_ && std::chrono::steady_clock::now() - last_save > std::chrono::duration<double>(save_seconds_)) {
+        try {
+          save_(snapshot());
+        } catch (...) {  // a checkpoint that cannot be written ends the run with its error
+          std::lock_guard tally_lock(mutex_);
+          if (!error_) error_ = std::current_exception();
+          signals_.stop = true;
+          idle_cv_.notify_all();
+          return;
+        }
+        last_save = std::chrono::steady_clock::now();
+      }
+      done_cv.wait_for(lock, std::chrono::milliseconds(5));
+    }
+  });
+  auto finish_watchdog = [&] {
+    {
+      std::lock_guard lock(done_mutex);
+      done = true;
+    }
+    done_cv.notify_all();
+    watchdog.join();
+  };
+  const std::unique_ptr<RegionScratch> first_scratch = regions_.scratch();
+  try {
+    if (start) {
+      restore(std::move(*start));
+    } else {
+      SearchRegion whole = regions_.whole();
+      std::optional<RegionOutcome> first;
+      if (should_stop()) {
+        tally_.interrupted = true;
+      } else {
+        try {
+          first = regions_.begin(whole, first_scratch.get());
+        } catch (const Interrupted&) {
+          first.reset();
+        }
+      }
+      if (first) {
+        commit(0, nullptr, std::move(*first), false, first_scratch.get());
+      } else {  // nothing decided: all undecided
+        tally_.left.push_back(std::move(whole));
+      }
+    }
+  } catch (...) {
+    finish_watchdog();
+    throw;
+  }
+  if (pending_.load() > 0 && !signals_.stop.load()) {
+    // Own threads rather than TBB tasks: the anytime answer needs each worker to take the region
+    // of largest undecided measure next (witness hunting: the newest), across all queues when
+    // idle; TBB's scheduler runs tasks LIFO/FIFO by spawn, with no such order or global view.
+    std::vector<std::thread> pool;
+    std::vector<std::unique_ptr<RegionScratch>> scratches;
+    for (unsigned t = 1; t < queues_.size(); ++t) {
+      scratches.push_back(regions_.scratch());
+      pool.emplace_back([this, t, s = scratches.back().get()] { work(t, s); });
+    }
+    work(0, first_scratch.get());
+    for (auto& t : pool) t.join();
+  }
+  finish_watchdog();
+  if (error_) std::rethrow_exception(error_);
+  SearchState final_state;
+  final_state.part = part_, final_state.parts = parts_, final_state.header = header_;
+  final_state.answer = answer_ ? answer_->parts() : QuantifyAnswer::Parts{};
+  final_state.tally = std::move(tally_);
+  for (auto& q : queues_)
+    for (SearchRegion& g : q->heap) final_state.tally.left.push_back(std::move(g));
+  if (save_) save_(final_state);
+  return final_state;
+}
+
+void RegionScheduler::restore(SearchState start) {
+  part_ = start.part, parts_ = start.parts, header_ = std::move(start.header);
+  std::vector<SearchRegion> frontier = std::move(start.tally.left);
+  tally_ = std::move(start.tally);
+  tally_.left.clear();
+  tally_.interrupted = false;
+  if (static_cast<int>(tally_.witnesses.size()) > signals_.max_witnesses())
+    tally_.witnesses.resize(static_cast<std::size_t>(signals_.max_witnesses()));
+  signals_.witnesses_found = static_cast<int>(tally_.witnesses.size());
+  if (answer_ && !answer_->join(start.answer))
+    throw InputError("a saved search state's quantify answer does not fit this question");
+  if (!o_.quantify && !signals_.wants_witnesses()) {  // the verdict is known: nothing to search
+    tally_.left = std::move(frontier);
+    return;
+  }
+  for (std::size_t k = 0; k < frontier.size(); ++k) {
+    ++pending_;
+    push(static_cast<unsigned>(k % queues_.size()), std::move(frontier[k]));
+  }
+}
+
+SearchState RegionScheduler::snapshot() {
+  const std::unique_lock frontier(frontier_mutex_);
+  SearchState s;
+  s.part = part_, s.parts = parts_, s.header = header_;
+  {
+    std::lock_guard lock(mutex_);
+    s.tally = tally_;
+    if (answer_) s.answer = answer_->parts();
+  }
+  for (auto& q : queues_) {
+    std::lock_guard lock(q->mutex);
+    s.tally.left.insert(s.tally.left.end(), q->heap.begin(), q->heap.end());
+  }
+  for (const std::optional<SearchRegion>& r : in_flight_)
+    if (r) s.tally.left.push_back(*r);
+  return s;
+}
+
+FairnessResult RegionScheduler::answer(SearchState state) const {
+  std::optional<QuantifyAnswer> a;
+  if (o_.quantify) {
+    a.emplace(schema_, o_.protected_features, o_.max_regions, regions_.domain_points());
+    if (!a->join(state.answer)) throw InputError("a search state's quantify answer does not fit this question");
+  }
+  env_.stats.set("complete.drained_queues", static_cast<double>(drains_.load()));
+  return search_result(std::move(state.tally), regions_, schema_, a, o_, env_);
+}
+
+void RegionScheduler::push(unsigned id, SearchRegion r) {
+  Queue& q = *queues_[id];
+  std::lock_guard lock(q.mutex);
+  q.heap.push_back(std::move(r));
+  std::push_heap(q.heap.begin(), q.heap.end(), ByKey{q.draining});
+}
+
+bool RegionScheduler::take_from(Queue& q, SearchRegion& r) {
+  std::lock_guard lock(q.mutex);
+  if (q.heap.empty()) return false;
+  std::pop_heap(q.heap.begin(), q.heap.end(), ByKey{q.draining});
+  r = std::move(q.heap.back());
+  q.heap.pop_back();
+  if (q.draining && q.heap.size() <= q.drained) {  // drained: the largest first again
+    q.draining = false;
+    std::make_heap(q.heap.begin(), q.heap.end(), ByKey{});
+  }
+  return true;
+}
+
+bool RegionScheduler::pop(unsigned id, SearchRegion& r) {
+  while (!signals_.stop.load()) {
+    {
+      const std::shared_lock frontier(frontier_mutex_);
+      bool taken = take_from(*queues_[id], r);
+      if (!taken) {  // steal from the queue whose best region is largest
+        std::size_t victim = queues_.size();
+        double best = -INFINITY;
+        for (std::size_t v = 0; v < queues_.size(); ++v) {
+          std::lock_guard lock(queues_[v]->mutex);
+          if (!queues_[v]->heap.empty() && queues_[v]->heap.front().key > best)
+            best = queues_[v]->heap.front().key, victim = v;
+        }
+        taken = victim < queues_.size() && take_from(*queues_[victim], r);
+      }
+      if (taken) {
+        if (save_) in_flight_[id] = r;  // only snapshots read it
+        return true;
+      }
+    }
+    if (pending_.load() == 0) return false;
+    std::unique_lock lock(idle_mutex_);
+    idle_cv_.wait_for(lock, std::chrono::milliseconds(2));
+  }
+  return false;
+}
+
+void RegionScheduler::commit(unsigned id, const SearchRegion* parent, RegionOutcome out, bool stuck_parent,
+                             RegionScratch* scratch) {
+  const std::shared_lock frontier(frontier_mutex_);
+  in_flight_[id].reset();
+  std::vector<SearchRegion> to_push;
+  {
+    std::lock_guard lock(mutex_);
+    SearchTally& t = tally_;
+    if (parent != nullptr && !stuck_parent) {
+      t.open_fair -= parent->fair;
+      t.open_unfair -= parent->unfair;
+    }
+    if (stuck_parent) t.left.push_back(*parent);
+    t.counters += out.counters;
+    t.invalid += out.invalid;
+    for (auto& w : out.witnesses) {
+      if (static_cast<int>(t.witnesses.size()) >= signals_.max_witnesses()) break;
+      const bool seen = std::any_of(t.witnesses.begin(), t.witnesses.end(), [&w](const WitnessPair& o) {
+        return o.raw == w.raw && o.raw_prime == w.raw_prime;
+      });
+      if (!seen) t.witnesses.push_back(std::move(w));
+    }
+    signals_.witnesses_found = static_cast<int>(t.witnesses.size());
+    for (ClosedRegion& c : out.closed) {
+      ++t.leaves;
+      t.certified += c.certified;
+      t.falsified += c.falsified;
+      t.inexact = t.inexact || c.inexact;
+      if (!answer_ || c.falsified <= 0.0L) continue;
+      if (!c.all_falsified && !c.unfair_points.empty() && c.unfair_points.size() <= kPointReports) {
+        // Single points, merged into boxes at the end: crisp rules instead of a share of a box.
+        for (const Eigen::VectorXd& p : c.unfair_points) answer_->add_falsified(p, p, 1.0L, 1.0L, true);
+      } else if (!c.all_falsified && !c.unfair_by_value.empty()) {
+        answer_->add_falsified_by_value(c.lo, c.hi, c.measure, c.falsified, c.unfair_by_value, c.unfair_run_ends);
+      } else {
+        answer_->add_falsified(c.lo, c.hi, c.measure, c.falsified, c.all_falsified);
+      }
+    }
+    for (SearchRegion& c : out.open) {
+      t.open_fair += c.fair;
+      t.open_unfair += c.unfair;
+      to_push.push_back(std::move(c));
+    }
+    if (!o_.quantify && static_cast<int>(t.witnesses.size()) >= signals_.max_witnesses()) signals_.stop = true;
+    if (should_stop()) {
+      t.interrupted = true;
+      signals_.stop = true;
+    }
+  }
+  pending_ += static_cast<long>(to_push.size());
+  for (SearchRegion& c : to_push) push(id, std::move(c));
+  if (stop_open_ > 0 && static_cast<std::size_t>(std::max(0L, pending_.load())) >= stop_open_) signals_.stop = true;
+  if (parent != nullptr) --pending_;
+  idle_cv_.notify_all();
+  evict(id, scratch);
+}
+
+// Keeps the queues within the evaluator's cap. Where every region closes after finitely many
+// refinements (trees) and the run has no time limit, a full queue is drained instead: the
+// smallest regions first (depth first, so the queue stops growing) until half of it is left, and
+// nothing is lost, so the count ends exact. Under a time limit draining would spend the time on
+// small regions (Adult, 100 trees of depth 4 at 60 s: 5.3 -> 10.7% undecided for
+// HistGradientBoosting, 29.7 -> 44.4% for GradientBoosting), so there, as for networks, the
+// regions with the least undecided measure (the smallest keys) are dropped for good. Their
+// measure stays undecided, with what counting showed of them; memory stays bounded. For
+// --quantify, points drawn in them as they go keep the estimate of the undecided share about them.
+void RegionScheduler::evict(unsigned id, RegionScratch* scratch) {
+  const std::size_t cap = std::max<std::size_t>(64, regions_.max_open() / queues_.size());
+  Queue& q = *queues_[id];
+  std::vector<SearchRegion> out;
+  {
+    std::lock_guard lock(q.mutex);
+    if (q.heap.size() <= cap) return;
+    if (regions_.closes_every_region() && search_deadline_ <= 0.0) {
+      if (!q.draining) {
+        ++drains_;
+        q.draining = true;
+        q.drained = cap / 2;
+        std::make_heap(q.heap.begin(), q.heap.end(), ByKey{true});
+      }
+      return;
+    }
+    auto by_key = [](const SearchRegion& a, const SearchRegion& b) { return a.key > b.key; };
+    std::nth_element(q.heap.begin(), q.heap.begin() + static_cast<std::ptrdiff_t>(cap / 2), q.heap.end(), by_key);
+    out.assign(std::make_move_iterator(q.heap.begin() + static_cast<std::ptrdiff_t>(cap / 2)),
+               std::make_move_iterator(q.heap.end()));
+    q.heap.resize(cap / 2);
+    std::make_heap(q.heap.begin(), q.heap.end(), ByKey{});
+  }
+  pending_ -= static_cast<long>(out.size());
+  const bool estimate = o_.quantify && o_.estimate_seconds > 0.0;
+  std::int64_t draw = 0;
+  long double rate = 0.0L;
+  std::uint64_t seed = 0;
+  {
+    std::lock_guard lock(mutex_);
+    tally_.evicted += static_cast<std::int64_t>(out.size());
+    for (const SearchRegion& r : out) {
+      tally_.evicted_measure += r.measure;
+      tally_.evicted_fair += r.fair;
+      tally_.evicted_unfair += r.unfair;
+    }
+    if (answer_)
+      for (const SearchRegion& r : out) answer_->add_marginal(r.lo, r.hi, r.unfair);
+    if (!estimate) return;
+    draw = tally_.evicted_sample.plan(out, rng_);
+    rate = tally_.evicted_sample.rate;
+    seed = rng_();
+  }
+  // Decided outside the lock; the sample's rate may halve meanwhile, and add() thins to it.
+  const std::int64_t unfair = unfair_among_drawn(regions_, schema_, out, draw, seed, scratch);
+  std::lock_guard lock(mutex_);
+  tally_.evicted_sample.add(rate, draw, unfair, rng_);
+}
+
+void RegionScheduler::report_progress(std::chrono::steady_clock::time_point& last) {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last <= std::chrono::milliseconds(250)) return;
+  last = now;
+  CompleteProgress p;
+  {
+    std::lock_guard lock(mutex_);
+    const long double valid = tally_.valid(regions_.domain_points());
+    p.certified_points = tally_.certified + tally_.open_fair;
+    p.falsified_points = tally_.falsified + tally_.open_unfair;
+    p.invalid_points = tally_.invalid;
+    p.certified = static_cast<double>(p.certified_points / valid);
+    p.falsified = static_cast<double>(p.falsified_points / valid);
+    p.leaves = tally_.leaves;
+    p.open_regions = pending_.load();
+    p.seconds = env_.elapsed_seconds();
+  }
+  o_.progress(p);
+}
+
+void RegionScheduler::work(unsigned id, RegionScratch* scratch) {
+  auto last_progress = std::chrono::steady_clock::now();
+  SearchRegion r;
+  while (pop(id, r)) {
+    RegionOutcome out;
+    bool stuck = false;
+    try {
+      out = regions_.refine(r, scratch);
+      if (out.stuck) {
+        std::lock_guard lock(mutex_);
+        ++tally_.slivers;
+        stuck = true;
+      }
+    } catch (const Interrupted&) {  // the region goes back undecided, as it was
+      out = RegionOutcome{};
+      stuck = true;
+    } catch (...) {
+      std::lock_guard lock(mutex_);
+      if (!error_) error_ = std::current_exception();
+      signals_.stop = true;
+      --pending_;
+      idle_cv_.notify_all();
+      return;
+    }
+    commit(id, &r, std::move(out), stuck, scratch);
+    if (id == 0 && o_.progress) report_progress(last_progress);
+  }
+}
+
+std::vector<SearchState> split_search(const RegionEvaluator& regions, SearchSignals& signals, const Schema& schema,
+                                      const CompleteSearchOptions& o, int parts, Env& env) {
+  if (parts < 1) throw InputError("--split-into: expected at least 1 part");
+  RegionScheduler scheduler(regions, signals, schema, o, env);
+  scheduler.stop_when_open(4 * static_cast<std::size_t>(parts));
+  return divide_search_state(scheduler.search(), parts, regions.domain_points());
+}
+
+FairnessResult schedule_search(const RegionEvaluator& regions, SearchSignals& signals, const Model& model,
+                               const Schema& schema, const CompleteSearchOptions& o, Env& env) {
+  if (const DistributedSearch spanning = installed_distributed_search())
+    return spanning(regions, signals, model, schema, o, env);
+  RegionScheduler scheduler(regions, signals, schema, o, env);
+  const SearchQuestion question{model, schema, o.protected_features, o.quantify};
+  std::optional<SearchState> start;
+  if (o.start) {
+    start = *o.start;
+  } else if (!o.resume.empty()) {
+    start = read_search_state(o.resume, question);
+  }
+  if (o.answer_only) {
+    if (!start) throw InternalError("an answer without a search needs a saved state");
+    return scheduler.answer(std::move(*start));
+  }
+  if (!o.checkpoint.empty()) {
+    check_writable(o.checkpoint);
+    scheduler.save_every(o.checkpoint_seconds, [&o, &question, &env](const SearchState& s) {
+      const double t0 = env.elapsed_seconds();
+      write_search_state(o.checkpoint, s, question);
+      env.log(1, "checkpoint: {} open regions saved to {} in {:.2f} s", s.tally.left.size(), o.checkpoint,
+              env.elapsed_seconds() - t0);
+    });
+  }
+  return scheduler.answer(scheduler.search(std::move(start)));
+}
+
+}  // namespace witness
