@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/sanitizer.h"
 
 extern char** environ;  // POSIX requires it but no header has to declare it
 
@@ -249,13 +250,11 @@ void note_many_threads_allocate() { many_threads_allocate = true; }
 
 Isolated run_isolated(const std::function<std::string()>& work, std::chrono::milliseconds timeout) {
   Isolated r;
-#if defined(__SANITIZE_ADDRESS__)
   // ASan's allocator has no fork handler: a child forked while another thread holds its lock waits
   // forever at its first malloc (seen in witness serve's tests). Sanitized builds are for testing,
   // so there the work runs in this process (NotRun). glibc's malloc and tcmalloc lock themselves
   // around fork, so release builds always isolate.
-  if (many_threads_allocate) return r;
-#endif
+  if (kAddressSanitizer && many_threads_allocate) return r;
   int fds[2];
   if (pipe(fds) != 0) return r;
   const pid_t parent = getpid();

@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "core/json_document.h"
 #include "core/process.h"
+#include "core/sanitizer.h"
 #include "server/job_runs.h"
 #include "server/root_folder.h"
 
@@ -65,20 +66,6 @@ std::string death(ChildProcess& child, const ChildJobLimits& limits) {
 // Bytes of address space for a child whose runs stop at `memory_mb` of resident memory: room for
 // thread stacks and allocator arenas, which reserve far more than they touch.
 rlim_t address_space_bytes(double memory_mb) { return static_cast<rlim_t>((memory_mb * 1.5 + 1024) * 1048576.0); }
-
-bool sanitized_build() {
-#if defined(__SANITIZE_ADDRESS__)
-  return true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  return true;
-#else
-  return false;
-#endif
-#else
-  return false;
-#endif
-}
 
 // One child started ahead of the next job: a witness process takes about 0.2 s to start (the LLVM
 // and Z3 libraries load), which a job then does not wait for. It waits for its task on stdin.
@@ -170,7 +157,7 @@ JobOutput run_child_job(const nlohmann::json& task, const ChildJobLimits& limits
 
 int serve_child_job(std::istream& in, std::ostream& out, double memory_mb) {
   // First, the bound: whatever a solver does, this process and no other dies of it.
-  if (memory_mb > 0 && !sanitized_build()) {  // ASan reserves terabytes of address space
+  if (memory_mb > 0 && !kAddressSanitizer) {  // ASan reserves terabytes of address space
     const rlimit bound{address_space_bytes(memory_mb), address_space_bytes(memory_mb)};
     setrlimit(RLIMIT_AS, &bound);
   }

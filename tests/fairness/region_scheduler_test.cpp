@@ -24,8 +24,8 @@ bool unfair_at(double x) { return static_cast<long long>(x) % 7 == 3; }
 // the first unfair point of a closed region comes back as a (made-up) pair.
 class LineRegions final : public RegionEvaluator {
  public:
-  LineRegions(const Schema& schema, const CompleteSearchOptions& o, const SearchSignals& signals, double n)
-      : schema_(schema), o_(o), signals_(signals), n_(n) {}
+  LineRegions(const Schema& /*schema*/, const CompleteSearchOptions& o, const SearchSignals& signals, double n)
+      : o_(o), signals_(signals), n_(n) {}
   std::size_t cap = std::size_t{1} << 20;
   double leaf = 16.0;
   int sleep_ms = 0;       // per refinement, to test the time limit
@@ -97,7 +97,6 @@ class LineRegions final : public RegionEvaluator {
   }
 
  private:
-  const Schema& schema_;
   const CompleteSearchOptions& o_;
   const SearchSignals& signals_;
   double n_;

@@ -5,12 +5,10 @@
 //   for (int seed = 0; seed < (witness::test::kSanitized ? 8 : 24); ++seed) check(seed);
 #pragma once
 
+#include "core/sanitizer.h"
+
 namespace witness::test {
 
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kSanitized = true;
-#else
-inline constexpr bool kSanitized = false;
-#endif
+inline constexpr bool kSanitized = kAddressSanitizer;
 
 }  // namespace witness::test

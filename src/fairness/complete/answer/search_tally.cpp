@@ -90,7 +90,7 @@ FairnessResult search_result(SearchTally tally, const RegionEvaluator& regions, 
   } else if (finished && tally.falsified == 0.0L) {
     r.verdict = Verdict::Verified;
     r.exhaustive = true;
-    r.share = DomainShare{true, 1.0, 0.0, 0.0, r.share.points, 0.0L, !real_domain && !tally.inexact, std::nullopt};
+    r.share = DomainShare{true, 1.0, 0.0, 0.0, r.share.points, 0.0L, r.share.exact, std::nullopt};  // exact as above
   } else if (finished) {
     r.reason = regions.unreplayed(tally.falsified);
   } else {
