@@ -31,15 +31,24 @@ const std::vector<OptionSpec>& option_table() {
   return table;
 }
 
-Options::Options() {
-  for (const OptionSpec& s : option_table()) values_[s.name] = s.fallback;
+namespace {
+
+double number_of(const OptionSpec& s, const std::string& text) {
+  const bool numeric = s.type == OptionSpec::Type::Int || s.type == OptionSpec::Type::Real;
+  return numeric ? std::stod(text) : 0.0;
 }
 
-const OptionSpec& Options::spec(const std::string& name) const {
-  for (const OptionSpec& s : option_table()) {
-    if (s.name == name) return s;
-  }
-  throw InternalError("unknown option '" + name + "'");
+}  // namespace
+
+Options::Options() {
+  for (const OptionSpec& s : option_table()) values_[s.name] = Value{&s, s.fallback, number_of(s, s.fallback), false};
+}
+
+const Options::Value& Options::value(const std::string& name, OptionSpec::Type type) const {
+  const auto it = values_.find(name);
+  if (it == values_.end()) throw InternalError("unknown option '" + name + "'");
+  if (it->second.spec->type != type) throw InternalError("option '" + name + "' read as another type");
+  return it->second;
 }
 
 void check_option_value(const OptionSpec& s, const std::string& value) {
@@ -76,28 +85,29 @@ std::string option_help(const OptionSpec& s) {
 }
 
 void Options::set(const std::string& name, const std::string& value) {
-  check_option_value(spec(name), value);
-  values_[name] = value;
+  const auto it = values_.find(name);
+  if (it == values_.end()) throw InternalError("unknown option '" + name + "'");
+  const OptionSpec& s = *it->second.spec;
+  check_option_value(s, value);
+  it->second = Value{&s, value, number_of(s, value), true};
+}
+
+bool Options::is_set(const std::string& name) const {
+  const auto it = values_.find(name);
+  if (it == values_.end()) throw InternalError("unknown option '" + name + "'");
+  return it->second.set;
 }
 
 long long Options::get_int(const std::string& name) const {
-  (void)spec(name);  // throws for unknown names
-  return static_cast<long long>(std::stod(values_.at(name)));
+  return static_cast<long long>(value(name, OptionSpec::Type::Int).number);
 }
 
-double Options::get_real(const std::string& name) const {
-  (void)spec(name);  // throws for unknown names
-  return std::stod(values_.at(name));
-}
+double Options::get_real(const std::string& name) const { return value(name, OptionSpec::Type::Real).number; }
 
-bool Options::get_bool(const std::string& name) const {
-  (void)spec(name);  // throws for unknown names
-  return values_.at(name) == "true";
-}
+bool Options::get_bool(const std::string& name) const { return value(name, OptionSpec::Type::Bool).text == "true"; }
 
 const std::string& Options::get_string(const std::string& name) const {
-  (void)spec(name);  // throws for unknown names
-  return values_.at(name);
+  return value(name, OptionSpec::Type::String).text;
 }
 
 std::vector<std::string> split_list(const std::string& text) {

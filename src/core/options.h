@@ -3,7 +3,8 @@
 //
 //   witness::Options opts;                       // every option at its default
 //   opts.set("seed", "7");                       // parsed and range-checked, InputError if bad
-//   long long seed = opts.get_int("seed");
+//   long long seed = opts.get_int("seed");       // the value parsed by set(), of the option's type
+//   bool chosen = opts.is_set("time-limit");     // false: still the default
 //   for (const witness::OptionSpec& s : witness::option_table()) { /* make a --flag */ }
 #pragma once
 
@@ -104,18 +105,27 @@ SettingOption<S> choice_setting(const char* name, const Choices<E, N>& choices, 
       [field, &choices](const S& s) { return std::string(choices.name(s.*field)); }};
 }
 
+// The run options (option_table()), each parsed once when set: reading one is a lookup, not a
+// parse. A getter of another type than the option's, or an unknown name, is an InternalError.
 class Options {
  public:
   Options();
   void set(const std::string& name, const std::string& value);  // InputError if unknown or out of range
+  [[nodiscard]] bool is_set(const std::string& name) const;     // set() was called, even to the default
   [[nodiscard]] long long get_int(const std::string& name) const;
   [[nodiscard]] double get_real(const std::string& name) const;
   [[nodiscard]] bool get_bool(const std::string& name) const;
   [[nodiscard]] const std::string& get_string(const std::string& name) const;
 
  private:
-  [[nodiscard]] const OptionSpec& spec(const std::string& name) const;
-  std::map<std::string, std::string> values_;
+  struct Value {
+    const OptionSpec* spec = nullptr;
+    std::string text;
+    double number = 0;  // Int and Real
+    bool set = false;
+  };
+  [[nodiscard]] const Value& value(const std::string& name, OptionSpec::Type type) const;
+  std::map<std::string, Value, std::less<>> values_;
 };
 
 }  // namespace witness

@@ -116,7 +116,7 @@ QueryAnswer answer(const Subject& subject, const Query& q, const QueryOptions& o
   try {
     QueryAnswer a = QueryRun(subject, q, options, p).run();
     a.schema_constraints = p.validity.has_value();
-    for (const std::string& n : p.notes) a.note = a.note.empty() ? n : n + "; " + a.note;
+    for (const std::string& n : p.notes) query_internal::note_before(a, n);
     return a;
   } catch (const z3::exception& e) {
     // Out of memory (--memory-limit) or interrupted: the query is not answered, the run goes on.

@@ -112,9 +112,9 @@ bool QueryRun::enumerate(QueryAnswer& a) {
         "nearest the logged facts: {} of {} logged inputs changed (fewest possible), total change {:.12g} "
         "(smallest possible)",
         best_changed, ref.size(), best_total.to_double());
-    a.note = a.note.empty() ? near : near + "; " + a.note;
+    note_before(a, near);
   }
-  a.note = a.note.empty() ? how : a.note + "; " + how;
+  note_after(a, how);
   return true;
 }
 template bool QueryRun::enumerate<ExactDomain>(QueryAnswer& a);

@@ -75,7 +75,7 @@ bool QueryRun::scenario_from_real(QueryAnswer& a) {
     const std::string how =
         fmt::format("found at the real-semantics scenario{}, checked exactly in {} (no float solver needed)",
                     xc == base ? "" : " moved slightly", to_string(q_.semantics));
-    a.note = a.note.empty() ? how : how + "; " + a.note;
+    note_before(a, how);
     return true;
   }
   return false;

@@ -28,6 +28,15 @@
 
 namespace witness::query_internal {
 
+// An answer's notes, joined by "; ": what qualifies the answer goes before the notes it has, how it
+// was found after them.
+inline void note_before(QueryAnswer& a, const std::string& note) {
+  a.note = a.note.empty() ? note : note + "; " + a.note;
+}
+inline void note_after(QueryAnswer& a, const std::string& note) {
+  a.note = a.note.empty() ? note : a.note + "; " + note;
+}
+
 class QueryRun {
  public:
   QueryRun(const Subject& subject, const Query& q, const QueryOptions& options, const Prepared& p)

@@ -52,7 +52,7 @@ bool QueryRun::tree_boxes(QueryAnswer& a) {
     a.scenario.back().free = !p_.inputs[i].value;
   }
   replay<C>(a, r.point);
-  a.note = a.note.empty() ? how : a.note + "; " + how;
+  note_after(a, how);
   return true;
 }
 template bool QueryRun::tree_boxes<ExactDomain>(QueryAnswer& a);

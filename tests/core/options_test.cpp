@@ -10,8 +10,38 @@ namespace {
 
 TEST(Options, DefaultsComeFromTheTable) {
   Options o;
-  for (const OptionSpec& s : option_table()) EXPECT_EQ(o.get_string(s.name), s.fallback);
+  for (const OptionSpec& s : option_table()) {
+    EXPECT_FALSE(o.is_set(s.name));
+    SCOPED_TRACE(s.name);
+    if (s.type == OptionSpec::Type::Int) {
+      EXPECT_EQ(o.get_int(s.name), std::stoll(s.fallback));
+    } else if (s.type == OptionSpec::Type::Real) {
+      EXPECT_EQ(o.get_real(s.name), std::stod(s.fallback));
+    } else if (s.type == OptionSpec::Type::Bool) {
+      EXPECT_EQ(o.get_bool(s.name), s.fallback == "true");
+    }
+  }
   EXPECT_EQ(o.get_int("seed"), 1);
+}
+
+// Each value is parsed once, by set(), and read back with its own type; is_set tells a value the
+// caller gave (even the default's) from the default.
+TEST(Options, ValuesAreTypedAndKnowWhetherTheyWereSet) {
+  Options o;
+  o.set("time-limit", "0");
+  EXPECT_TRUE(o.is_set("time-limit"));
+  EXPECT_FALSE(o.is_set("memory-limit"));
+  o.set("memory-limit", "1e3");
+  EXPECT_DOUBLE_EQ(o.get_real("memory-limit"), 1000);
+  o.set("stats", "true");
+  EXPECT_TRUE(o.get_bool("stats"));
+  EXPECT_THROW((void)o.get_real("seed"), InternalError);  // an Int read as a Real: a bug of the caller
+  EXPECT_THROW((void)o.get_int("time-limit"), InternalError);
+  EXPECT_THROW((void)o.is_set("no-such-option"), InternalError);
+  Options failed;
+  EXPECT_THROW(failed.set("seed", "x"), InputError);
+  EXPECT_FALSE(failed.is_set("seed"));  // a rejected value leaves the option as it was
+  EXPECT_EQ(failed.get_int("seed"), 1);
 }
 
 TEST(Options, SetParsesAndChecksRange) {
