@@ -33,7 +33,7 @@ FairnessResult auto_search(const Model& model, const Schema& schema, const Compl
   SearchStats stats;
   FalsifyOptions f;
   f.protected_features = options.protected_features;
-  f.seconds = options.falsify_seconds;
+  f.tests = options.falsify_tests;
   f.max_witnesses = options.max_witnesses;
   auto found_by_falsification = [&](std::vector<WitnessPair> found) {
     FairnessResult r;
@@ -80,21 +80,22 @@ FairnessResult auto_search(const Model& model, const Schema& schema, const Compl
     return r;
   }
   // Falsification runs beside the branch and bound from the start (a fair model is often closed at
-  // the root in milliseconds, which a falsification phase first would delay); the first answer wins.
-  std::atomic<bool> complete_done{false}, falsify_found{false};
-  const double limit = env.options.get_real("time-limit");
-  f.seconds = limit > 0 ? options.falsify_share * limit : 60.0;
-  f.cancel = &complete_done;
+  // the root in milliseconds, which a falsification phase first would delay). It stops early only
+  // when the model is verified (it can find nothing) or on an error; a witness of the complete
+  // engine waits for the rest of falsification's budget, whose outcome decides what is shown.
+  std::atomic<bool> stop_falsify{false}, falsify_found{false};
+  f.cancel = &stop_falsify;
   SearchStats side_stats;
   std::vector<WitnessPair> side_found;
   std::exception_ptr side_error;
   std::thread side;
+  const int quota = std::max(1, options.max_witnesses);
   if (!options.quantify) {
     side = std::thread([&] {
       try {
         side_found = falsify(model, schema, f, env, side_stats);
         // Fewer witnesses than asked: the branch and bound goes on (it may find the rest at once).
-        if (static_cast<int>(side_found.size()) >= std::max(1, options.max_witnesses)) falsify_found = true;
+        if (static_cast<int>(side_found.size()) >= quota) falsify_found = true;
       } catch (...) {
         side_error = std::current_exception();
       }
@@ -106,16 +107,18 @@ FairnessResult auto_search(const Model& model, const Schema& schema, const Compl
   try {
     r = complete_search(model, schema, co, env);
   } catch (...) {
-    complete_done = true;
+    stop_falsify = true;
     if (side.joinable()) side.join();
     throw;
   }
-  complete_done = true;
+  if (r.verdict == Verdict::Verified) stop_falsify = true;
   if (side.joinable()) side.join();
   if (side_error) std::rethrow_exception(side_error);
   stats.tests += side_stats.tests;
   stats.rejected += side_stats.rejected;
-  if (r.verdict != Verdict::Witness && !side_found.empty()) {
+  const bool falsification_answers =
+      static_cast<int>(side_found.size()) >= quota || (r.verdict != Verdict::Witness && !side_found.empty());
+  if (falsification_answers) {
     FairnessResult w = found_by_falsification(std::move(side_found));
     w.stats.regions = r.stats.regions;
     w.stats.leaves = r.stats.leaves;

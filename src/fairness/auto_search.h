@@ -16,10 +16,12 @@
 
 namespace witness {
 
-// The default engine: complete_search with falsify() beside it on one more thread for
-// falsify_share of the time limit (60 s without one); the first answer wins. Models that the
-// complete engine does not handle get falsify() for falsify_seconds and then dual_search (engine
-// "auto(dual)").
+// The default engine: complete_search with falsify() beside it on one more thread, for
+// falsify_tests tests. Which answer is shown depends on outcomes, not on which thread ends first:
+// falsification's pairs when its budget finds as many as asked, else the complete engine's (with
+// falsification's added), so a command shows the same person every time (with --threads 1; more
+// threads may let the complete engine meet another witness first). Models that the complete engine
+// does not handle get falsify() and then dual_search (engine "auto(dual)").
 FairnessResult auto_search(const Model& model, const Schema& schema, const CompleteSearchOptions& options, Env& env);
 
 }  // namespace witness

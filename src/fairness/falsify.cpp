@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -291,14 +290,31 @@ class BoundaryWalk {
 
 }  // namespace
 
+long long falsify_tests_for(const Model& model) {
+  // Operations per row: a dense layer's multiply-adds, a tree's few comparisons, one per other
+  // value; plus the per-row cost of the search's own bookkeeping.
+  double ops = 64.0;
+  for (const Node& n : model.nodes) {
+    if (n.op == OpKind::Dense) {
+      ops += static_cast<double>(n.weights.size());
+    } else if (n.op == OpKind::TreeEnsemble && n.trees) {
+      ops += 8.0 * static_cast<double>(n.trees->trees.size());
+    } else {
+      ops += n.width;
+    }
+  }
+  return std::clamp(static_cast<long long>(std::ldexp(1.0, 27) / ops), 1LL << 12, 1LL << 20);
+}
+
 std::vector<WitnessPair> falsify(const Model& model, const Schema& schema, const FalsifyOptions& options, Env& env,
                                  SearchStats& stats) {
   Hunt hunt(model, schema, options, stats);
-  const auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  const long long budget = options.tests > 0 ? options.tests : falsify_tests_for(model);
+  const long long start = stats.tests;
+  // Every schedule decision counts tests, never the clock: the same call makes the same moves.
+  auto used = [&] { return static_cast<double>(stats.tests - start); };
   auto over = [&] {
-    const double used = elapsed();
-    return hunt.done() || env.expired() || used >= options.seconds ||
+    return hunt.done() || env.expired() || used() >= static_cast<double>(budget) ||
            (options.cancel != nullptr && options.cancel->load());
   };
   Sampler sampler(schema, env.seed());
@@ -311,21 +327,21 @@ std::vector<WitnessPair> falsify(const Model& model, const Schema& schema, const
   const bool threshold = model.rule.kind == DecisionRule::Kind::Threshold;
   std::mt19937_64 rng(env.seed() + 1);
   BoundaryWalk walk(movable.size());
-  // Rounds of doubling length (0.1 s, 0.2 s, ...), each a fifth random points, a fifth hill climbing
-  // from the best of them, and the rest bisection towards the decision boundary.
-  for (double budget = 0.1; !over(); budget *= 2.0) {
-    const double round_start = elapsed();
+  // Rounds of doubling length (2^12 tests, 2^13, ...), each a fifth random points, a fifth hill
+  // climbing from the best of them, and the rest bisection towards the decision boundary.
+  for (double round = 4096.0; !over(); round *= 2.0) {
+    const double round_start = used();
     std::vector<std::pair<double, Eigen::VectorXd>> starts;
-    while (!over() && (elapsed() < round_start + 0.2 * budget || !threshold)) {
+    while (!over() && (used() < round_start + 0.2 * round || !threshold)) {
       const Eigen::MatrixXd raw = sampler.points(512);
       const Eigen::VectorXd gap = hunt.run(raw);
       for (Eigen::Index j = 0; j < raw.cols(); ++j) starts.emplace_back(gap(j), raw.col(j));
       std::sort(starts.begin(), starts.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
       if (starts.size() > 64) starts.resize(64);
     }
-    for (std::size_t k = 0; k < starts.size() && !over() && elapsed() < round_start + 0.4 * budget; ++k)
+    for (std::size_t k = 0; k < starts.size() && !over() && used() < round_start + 0.4 * round; ++k)
       climb(hunt, schema, is_protected, starts[k].second, starts[k].first, over);
-    while (!movable.empty() && !over() && elapsed() < round_start + budget)
+    while (!movable.empty() && !over() && used() < round_start + round)
       walk.round(hunt, schema, model.rule.threshold, movable, sampler, rng, over);
   }
   return std::move(hunt.found());

@@ -6,10 +6,11 @@
 //   witness::Env env;
 //   witness::FalsifyOptions o;
 //   o.protected_features = {schema.feature_index("sex")};
-//   o.seconds = 0.5;
+//   o.tests = 100000;
 //   witness::SearchStats stats;
 //   std::vector<witness::WitnessPair> found = witness::falsify(model, schema, o, env, stats);
-//   // every pair in `found` was replayed; an empty result proves nothing
+//   // every pair in `found` was replayed; an empty result proves nothing; the same call finds the
+//   // same pairs (unless the run's time limit or `cancel` cut it short)
 #pragma once
 
 #include <Eigen/Dense>
@@ -35,10 +36,16 @@ Eigen::MatrixXd with_protected(Eigen::MatrixXd raw, const std::vector<int>& prot
 
 struct FalsifyOptions {
   std::vector<int> protected_features;
-  double seconds = 0.5;                       // budget (also bounded by env's deadline)
+  // Budget in tests (model evaluations), not seconds, so that what is found depends on the model,
+  // the budget and the seed only; 0: falsify_tests_for(model). The run's deadline still stops it.
+  long long tests = 0;
   int max_witnesses = 1;                      // stop after this many
   const std::atomic<bool>* cancel = nullptr;  // stop early when it becomes true
 };
+
+// The default budget: about 2^27 of the model's arithmetic operations (a few tenths of a second on
+// one core), at least 2^12 and at most 2^20 tests.
+long long falsify_tests_for(const Model& model);
 
 // Random points with every protected combination; then, for threshold rules, hill climbing over
 // the non-protected features that minimises max(t - max_c z_c, min_c z_c - t) (negative: some

@@ -55,10 +55,10 @@ struct CompleteSearchOptions {
   bool quantify = false;
   bool check = false;  // re-prove every region closed by bounds with Z3 (slow; for tests)
   SplitRule split = SplitRule::Auto;
-  double falsify_seconds = 0.5;  // auto_search: falsification before dual_search (non-ReLU models)
-  // auto_search: share of the time limit for which falsification runs beside complete_search
-  // (near-fair models: bounds close little, but witnesses sit next to the decision boundary).
-  double falsify_share = 0.5;
+  // auto_search: falsification's budget in tests, beside complete_search or before dual_search
+  // (near-fair models: bounds close little, but witnesses sit next to the decision boundary);
+  // 0: falsify_tests_for(model).
+  long long falsify_tests = 0;
   // A region is enumerated point by point (exactly) when that costs at most this many times one
   // bound computation; 0 enumerates only single points.
   double enumerate_factor = 16.0;

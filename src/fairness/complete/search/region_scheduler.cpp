@@ -1,6 +1,7 @@
 #include "fairness/complete/search/region_scheduler.h"
 
 #include <algorithm>
+#include <barrier>
 #include <thread>
 
 #include "core/error.h"
@@ -122,7 +123,9 @@ SearchState RegionScheduler::search(std::optional<SearchState> start) {
     finish_watchdog();
     throw;
   }
-  if (pending_.load() > 0 && !signals_.stop.load()) {
+  if (pending_.load() > 0 && !signals_.stop.load() && !o_.quantify && queues_.size() > 1) {
+    work_in_rounds(first_scratch.get());
+  } else if (pending_.load() > 0 && !signals_.stop.load()) {
     // Own threads rather than TBB tasks: the anytime answer needs each worker to take the region
     // of largest undecided measure next (witness hunting: the newest), across all queues when
     // idle; TBB's scheduler runs tasks LIFO/FIFO by spawn, with no such order or global view.
@@ -405,6 +408,106 @@ void RegionScheduler::work(unsigned id, RegionScratch* scratch) {
     commit(id, &r, std::move(out), stuck, scratch);
     if (id == 0 && o_.progress) report_progress(last_progress);
   }
+}
+
+// The evaluator keyed the children by when it made them, which for parallel workers depends on
+// timing. New keys, the children's own order kept, make the next rounds repeatable.
+void RegionScheduler::rekey(std::vector<SearchRegion>& children) const {
+  std::vector<SearchRegion*> by_key;
+  by_key.reserve(children.size());
+  for (SearchRegion& c : children) by_key.push_back(&c);
+  std::sort(by_key.begin(), by_key.end(), [](const SearchRegion* a, const SearchRegion* b) { return a->key < b->key; });
+  for (SearchRegion* c : by_key) c->key = signals_.next_sequence();
+}
+
+bool RegionScheduler::take_round(std::vector<std::optional<SearchRegion>>& batch) {
+  if (signals_.stop.load()) return false;
+  const std::shared_lock frontier(frontier_mutex_);
+  bool any = false;
+  for (std::size_t slot = 0; slot < batch.size(); ++slot) {
+    std::size_t best_queue = queues_.size();
+    double best = -INFINITY;
+    for (std::size_t v = 0; v < queues_.size(); ++v)
+      if (!queues_[v]->heap.empty() && queues_[v]->heap.front().key > best)
+        best = queues_[v]->heap.front().key, best_queue = v;
+    SearchRegion r;
+    if (best_queue == queues_.size() || !take_from(*queues_[best_queue], r)) break;
+    if (save_) in_flight_[slot] = r;  // only snapshots read it
+    batch[slot] = std::move(r);
+    any = true;
+  }
+  return any;
+}
+
+void RegionScheduler::work_in_rounds(RegionScratch* first_scratch) {
+  const auto width = static_cast<unsigned>(queues_.size());
+  std::vector<std::unique_ptr<RegionScratch>> own;
+  std::vector<RegionScratch*> scratch{first_scratch};
+  for (unsigned t = 1; t < width; ++t) {
+    own.push_back(regions_.scratch());
+    scratch.push_back(own.back().get());
+  }
+  std::vector<std::optional<SearchRegion>> batch(width);
+  std::vector<RegionOutcome> outs(width);
+  std::vector<char> stuck(width, 0), sliver(width, 0);
+  std::vector<std::exception_ptr> errors(width);
+  auto refine_slot = [&](unsigned t) {
+    if (!batch[t]) return;
+    try {
+      outs[t] = regions_.refine(*batch[t], scratch[t]);
+      sliver[t] = stuck[t] = outs[t].stuck ? 1 : 0;
+    } catch (const Interrupted&) {  // the region goes back undecided, as it was
+      outs[t] = RegionOutcome{};
+      stuck[t] = 1;
+    } catch (...) {
+      errors[t] = std::current_exception();
+    }
+  };
+  bool quit = false;
+  std::barrier sync(static_cast<std::ptrdiff_t>(width));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < width; ++t) {
+    pool.emplace_back([&, t] {
+      for (;;) {
+        sync.arrive_and_wait();  // a round is dealt (or the search is over)
+        if (quit) return;
+        refine_slot(t);
+        sync.arrive_and_wait();  // every slot refined
+      }
+    });
+  }
+  auto last_progress = std::chrono::steady_clock::now();
+  for (;;) {
+    quit = !take_round(batch);
+    sync.arrive_and_wait();
+    if (quit) break;
+    refine_slot(0);
+    sync.arrive_and_wait();
+    // The first slot's children get the newest keys, as one thread's depth-first search would
+    // give them; the other slots look one step aside.
+    for (unsigned t = width; t-- > 0;) rekey(outs[t].open);
+    for (unsigned t = 0; t < width; ++t) {
+      if (!batch[t]) continue;
+      if (errors[t]) {
+        std::lock_guard lock(mutex_);
+        if (!error_) error_ = errors[t];
+        signals_.stop = true;
+        --pending_;
+      } else {
+        if (sliver[t] != 0) {
+          std::lock_guard lock(mutex_);
+          ++tally_.slivers;
+        }
+        commit(t, &*batch[t], std::move(outs[t]), stuck[t] != 0, scratch[t]);
+      }
+      batch[t].reset();
+      outs[t] = RegionOutcome{};
+      stuck[t] = sliver[t] = 0;
+      errors[t] = nullptr;
+    }
+    if (o_.progress) report_progress(last_progress);
+  }
+  for (auto& t : pool) t.join();
 }
 
 std::vector<SearchState> split_search(const RegionEvaluator& regions, SearchSignals& signals, const Schema& schema,

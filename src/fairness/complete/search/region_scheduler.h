@@ -1,5 +1,6 @@
 // Runs one RegionEvaluator on worker threads: a max-heap of open regions per worker (largest key
-// first), idle workers steal the best region of the others, a watchdog turns the time limit and
+// first), idle workers steal the best region of the others (witness hunting instead goes in
+// rounds, so that its answer does not depend on thread timing), a watchdog turns the time limit and
 // the cancel flag into the stop signal, the queues are kept within the evaluator's cap, and the
 // closed parts are tallied into the answer.
 //
@@ -73,6 +74,14 @@ class RegionScheduler {
   void commit(unsigned id, const SearchRegion* parent, RegionOutcome out, bool stuck_parent, RegionScratch* scratch);
   void evict(unsigned id, RegionScratch* scratch);
   void work(unsigned id, RegionScratch* scratch);
+  // Witness hunting on several threads: rounds of one region per thread, the largest keys of all
+  // queues, refined in parallel and committed in the order taken (children keyed anew), so which
+  // regions are refined, and which witness comes first, never depend on thread timing:
+  // the same command shows the same person.
+  void work_in_rounds(RegionScratch* first_scratch);
+  // The next round's regions (at most one per slot); false when none is left or the search stops.
+  bool take_round(std::vector<std::optional<SearchRegion>>& batch);
+  void rekey(std::vector<SearchRegion>& children) const;
   void report_progress(std::chrono::steady_clock::time_point& last);
   [[nodiscard]] bool should_stop() const;
   void restore(SearchState start);
