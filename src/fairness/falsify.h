@@ -43,8 +43,8 @@ struct FalsifyOptions {
   const std::atomic<bool>* cancel = nullptr;  // stop early when it becomes true
 };
 
-// The default budget: about 2^27 of the model's arithmetic operations (a few tenths of a second on
-// one core), at least 2^12 and at most 2^20 tests.
+// The default budget: about 2^29 of the model's arithmetic operations (about a second on one
+// core), at least 2^12 and at most 2^22 tests.
 long long falsify_tests_for(const Model& model);
 
 // Random points with every protected combination; then, for threshold rules, hill climbing over
