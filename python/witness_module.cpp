@@ -319,14 +319,15 @@ py::dict query_call(const std::string& text, const std::string& path, const Opti
                     const std::string& model_path) {
   QueryJob job;
   job.model = model_path;
-  Env unused;
-  set_job_options(query_options(), job, unused, options);
+  Env run;  // takes time_limit, the whole call's
+  set_job_options(query_options(), job, run, options);
+  const double run_limit = run.options.get_real("time-limit");
   const std::vector<Query> queries = job_queries(load_query_text(text, path, !job.model.empty()), job);
   std::atomic<bool> cancel{false};
   job.options.cancel = &cancel;
   ProgressSlot progress;
-  return to_python(
-      run_released([&queries, &job] { return run_queries(queries, job.options); }, cancel, progress, py::none()));
+  return to_python(run_released([&queries, &job, run_limit] { return run_queries(queries, job.options, run_limit); },
+                                cancel, progress, py::none()));
 }
 
 TreeEnsemble::Mode tree_mode(const std::string& name) {

@@ -427,8 +427,9 @@ def query(query: Union[str, os.PathLike, Mapping[str, Any]], time_limit: float =
     with the file's keys (paths in it are relative to the current directory). `model` (a witness
     Model, a model file, a fitted classifier or Pipeline) answers every query instead of the
     files' model; a Pipeline's queries name its raw columns, categories by their labels
-    (type = "category"). Further options are the CLI's flags: memory_limit=2048,
-    semantics="float64", only="q1,q2"."""
+    (type = "category"). `time_limit` bounds all the queries together; further options are the
+    CLI's flags: query_time_limit=5 (each query), query_memory_limit=2048, semantics="float64",
+    only="q1,q2"."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:

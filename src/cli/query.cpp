@@ -1,4 +1,4 @@
-// witness query FILE.toml... [--json] [--time-limit S] [--model M] [--semantics S]: answers
+// witness query FILE.toml... [--json] [--time-limit S] [--query-time-limit S] [--model M] [--semantics S]: answers
 // might / would counterfactual queries (soid) with a replayed scenario.
 #include "query/query.h"
 
@@ -15,6 +15,7 @@
 #include "report/query_report.h"
 #include "report/rows.h"
 #include "run/jobs.h"
+#include "run/option_catalog.h"
 
 namespace witness::cli {
 namespace {
@@ -28,8 +29,10 @@ struct QueryArgs {
 
 int run_query_command(const QueryArgs& args) {
   QueryJob job = args.job;
-  Env unused;
-  set_job_options(query_options(), job, unused, given_options(args.options));
+  Env env;  // takes --time-limit, the whole run's
+  set_job_options(query_options(), job, env, given_options(args.options));
+  const double run_limit = env.options.get_real("time-limit");
+  const auto start = std::chrono::steady_clock::now();
   job.options.cancel = &interrupt_flag();
   std::vector<Query> queries;
   for (const auto& f : args.files) {
@@ -38,13 +41,14 @@ int run_query_command(const QueryArgs& args) {
   queries = job_queries(std::move(queries), job);
   int status = 0;
   const std::string given = !job.model.empty() ? "--model" : !job.program.empty() ? "--program" : "";
-  // The last resort behind a query's time limit: one term of a wide network can take Z3 seconds to
-  // build, which no poll interrupts. A query (its model's loading included) that has not answered
-  // within its limit and 70% of max(10%, 1 s) gets an unknown answer, printed with those before
-  // it, and the process ends (exit 20); the queries after it are not asked.
+  // The last resort behind a query's time limit (its own, or what is left of the run's): one term
+  // of a wide network can take Z3 seconds to build, which no poll interrupts. A query (its model's
+  // loading included) that has not answered within its limit and 70% of max(10%, 1 s) gets an
+  // unknown answer, printed with those before it, and the process ends (exit 20); the queries
+  // after it are not asked.
   std::size_t answered = 0;
   nlohmann::json so_far = nlohmann::json::array();
-  const double limit = job.options.time_limit;
+  double limit = 0.0;
   auto overdue = [&] {
     const Query& q = queries[answered];
     QueryAnswer a;
@@ -66,11 +70,13 @@ int run_query_command(const QueryArgs& args) {
     std::_Exit(20);
   };
   auto arm = [&]() -> std::unique_ptr<Alarm> {
+    limit = query_seconds(job.options, run_limit,
+                          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     if (limit <= 0 || answered >= queries.size()) return nullptr;
     return std::make_unique<Alarm>(seconds_from_now(limit + last_resort_grace(limit)), overdue);
   };
   std::unique_ptr<Alarm> deadline = arm();
-  const RunOutput out = run_queries(queries, job.options, given, [&](const Query& q, const QueryAnswer& a) {
+  const RunOutput out = run_queries(queries, job.options, run_limit, given, [&](const Query& q, const QueryAnswer& a) {
     deadline.reset();
     ++answered;
     if (a.status == QueryAnswer::Status::Unknown) status = 20;
@@ -96,6 +102,7 @@ void add_query_command(CLI::App& app, int& status) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--function", args->job.function, "the program's decision function (with --program)");
   add_setting_flags(*cmd, query_options(), args->options);
+  add_env_options(*cmd, args->options, job_run_options("query"));
   cmd->add_flag("--json", args->json, "print one JSON document on stdout");
   cmd->callback([args, &status] { status = run_query_command(*args); });
 }

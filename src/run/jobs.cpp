@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <utility>
@@ -246,16 +247,16 @@ const std::vector<SettingOption<BiasJob>>& bias_options() {
 
 const std::vector<SettingOption<QueryJob>>& query_options() {
   static const std::vector<SettingOption<QueryJob>> options = {
-      {{"time-limit",
+      {{"query-time-limit",
         OptionSpec::Type::Real,
         "0",
         0,
         1e6,
-        "seconds per query before the solver gives up (0: none)",
+        "seconds per query before the solver gives up (0: none; --time-limit bounds all of them together)",
         {}},
        [](QueryJob& j, const std::string& v) { j.options.time_limit = std::stod(v); },
        [](const QueryJob& j) { return number_text(j.options.time_limit); }},
-      {{"memory-limit",
+      {{"query-memory-limit",
         OptionSpec::Type::Real,
         "4096",
         0,
@@ -504,17 +505,35 @@ std::vector<Query> job_queries(std::vector<Query> queries, const QueryJob& job) 
   return queries;
 }
 
-RunOutput run_queries(const std::vector<Query>& queries, const QueryOptions& options, const std::string& given,
+double query_seconds(const QueryOptions& options, double run_limit, double elapsed) {
+  if (run_limit <= 0) return std::max(0.0, options.time_limit);
+  const double left = run_limit - elapsed;
+  if (left <= 0) return -1.0;
+  return options.time_limit > 0 ? std::min(options.time_limit, left) : left;
+}
+
+RunOutput run_queries(const std::vector<Query>& queries, const QueryOptions& run_options, double run_limit,
+                      const std::string& given,
                       const std::function<void(const Query&, const QueryAnswer&)>& on_answer) {
   std::map<std::string, std::unique_ptr<Model>> models;
   std::map<std::pair<std::string, std::string>, std::unique_ptr<Program>> programs;
   RunOutput out{.result = nullptr, .text = "", .report = nullptr, .pairs_csv = "", .regions_csv = "", .flips_csv = ""};
   nlohmann::json all = nlohmann::json::array();
+  const auto start = std::chrono::steady_clock::now();
   for (const Query& q : queries) {
     // Cancelled: the queries not yet asked are left out (each would compile or encode first).
-    if (options.cancel != nullptr && options.cancel->load()) break;
+    if (run_options.cancel != nullptr && run_options.cancel->load()) break;
+    QueryOptions options = run_options;
+    options.time_limit = query_seconds(run_options, run_limit,
+                                       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     QueryAnswer a;
-    if (q.program_path.empty()) {
+    if (options.time_limit < 0) {  // the run's time is used up: unknown, not asked
+      a.name = q.name;
+      a.kind = q.kind;
+      a.semantics = q.semantics;
+      a.status = QueryAnswer::Status::Unknown;
+      a.reason_unknown = fmt::format("time limit: the run's {} s were used up before this query was asked", run_limit);
+    } else if (q.program_path.empty()) {
       auto& m = models[q.model_path];
       if (!m) {
         try {

@@ -124,10 +124,15 @@ RunOutput run_bias(const JobSubject& subject, const BiasJob& job, Env& env, cons
 // The query files' queries with the job's overrides (model, program, semantics, only), checked:
 // InputError for an unknown name in `only`, both a model and a program, a program without a function.
 std::vector<Query> job_queries(std::vector<Query> queries, const QueryJob& job);
-// Answers queries in order, loading (compiling) each model and program once. `given` names where
-// the model or program paths came from when not from the query files (e.g. "--model"), for
+// The seconds the next query may take: its own limit (options.time_limit) or what is left of the
+// run's (`run_limit` after `elapsed` seconds), whichever is less; 0: no limit; negative: none left.
+double query_seconds(const QueryOptions& options, double run_limit, double elapsed);
+// Answers queries in order, loading (compiling) each model and program once, within `run_limit`
+// seconds for all of them (0: none; those it leaves no time are unknown, not asked). `given` names
+// where the model or program paths came from when not from the query files (e.g. "--model"), for
 // messages. on_answer (if set) sees each answer as it comes. result = {"queries": [...]}.
-RunOutput run_queries(const std::vector<Query>& queries, const QueryOptions& options, const std::string& given = "",
+RunOutput run_queries(const std::vector<Query>& queries, const QueryOptions& options, double run_limit,
+                      const std::string& given = "",
                       const std::function<void(const Query&, const QueryAnswer&)>& on_answer = {});
 
 }  // namespace witness

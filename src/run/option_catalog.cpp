@@ -30,12 +30,13 @@ const std::vector<std::string>& job_names() {
 }
 
 const std::vector<std::string>& job_run_options(const std::string& job) {
-  // query: its time and memory limits are per query (query_options()); the rest does not apply.
+  // query: time-limit bounds the whole command; its own per-query limits (query-time-limit,
+  // query-memory-limit: query_options()) bound each query; the rest does not apply.
   static const std::map<std::string, std::vector<std::string>> run = {
       {"fair", {"seed", "time-limit", "memory-limit", "threads", "verbose", "stats"}},
       {"test", {"seed", "threads", "time-limit", "memory-limit", "verbose", "stats"}},
       {"bias", {"seed", "threads", "time-limit", "memory-limit", "verbose", "stats"}},
-      {"query", {}},
+      {"query", {"time-limit"}},
   };
   const auto it = run.find(job);
   if (it == run.end()) throw InputError(fmt::format("unknown job '{}' (known: {})", job, fmt::join(job_names(), ", ")));

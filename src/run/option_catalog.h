@@ -20,7 +20,7 @@ const std::vector<std::string>& job_names();
 // The run options (option_table() names) the job reads; InputError for an unknown job.
 const std::vector<std::string>& job_run_options(const std::string& job);
 // The job's run options, then its own table, as specs (name, type, default, range or allowed
-// values, help). A name in both (query's per-query time-limit) is the job's own.
+// values, help). A name in both would be the job's own (none is).
 std::vector<OptionSpec> job_options(const std::string& job);
 
 }  // namespace witness

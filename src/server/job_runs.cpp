@@ -194,15 +194,18 @@ std::function<JobOutput(Job&)> query_job(const nlohmann::json& request, const Ro
     if (options.contains(path_option))
       throw InputError(fmt::format("options.{}: name the model or program in the query text", path_option));
   }
-  Env unused;
-  set_job_options(query_options(), job, unused, options);
-  job.options.time_limit =
-      std::clamp(job.options.time_limit <= 0 ? limits.max_seconds : job.options.time_limit, 0.1, limits.max_seconds);
+  Env run;  // takes time_limit, the whole job's
+  set_job_options(query_options(), job, run, options);
+  auto within_job_limit = [&limits](double seconds) {
+    return std::clamp(seconds <= 0 ? limits.max_seconds : seconds, 0.1, limits.max_seconds);
+  };
+  job.options.time_limit = within_job_limit(job.options.time_limit);
+  const double run_limit = within_job_limit(run.options.get_real("time-limit"));
   if (limits.memory_mb > 0 && (job.options.memory_limit_mb <= 0 || job.options.memory_limit_mb > limits.memory_mb))
     job.options.memory_limit_mb = limits.memory_mb;
   // The text is parsed (and its programs compiled) on the job's thread, under the job's limits: a
   // request thread only checks the request's shape.
-  return [text, job, root = root.path().string()](Job& j) mutable {
+  return [text, job, run_limit, root = root.path().string()](Job& j) mutable {
     job.options.cancel = &j.cancel_flag();
     // Paths in the text are relative to the root, as if the file were saved there.
     std::vector<Query> queries = load_query_text(text, (std::filesystem::path(root) / "workbench-query.toml").string());
@@ -213,7 +216,7 @@ std::function<JobOutput(Job&)> query_job(const nlohmann::json& request, const Ro
           throw InputError(fmt::format("{}: '{}' lies outside the root", q.where, p));
       }
     }
-    return run_queries(job_queries(std::move(queries), job), job.options);
+    return run_queries(job_queries(std::move(queries), job), job.options, run_limit);
   };
 }
 

@@ -85,9 +85,9 @@ expect_input_error "query with a 100,000-term expression" "more than 2000 operat
   "$W" query "$T/huge_query.toml" --time-limit 10
 
 # A solver memory limit too small to start Z3: each query is unknown (out of memory), never a crash.
-run_witness 60 "$T/mem.txt" query "$SRC/examples/soid/diabetes/weight.toml" --memory-limit 1
+run_witness 60 "$T/mem.txt" query "$SRC/examples/soid/diabetes/weight.toml" --query-memory-limit 1
 [[ $rc -eq 20 ]] && grep -q "out of memory" "$T/mem.txt"
-check "query --memory-limit 1: rc=$rc (want 20), $(head -c 300 "$T/mem.txt") $(head -c 200 "$T/err")" $?
+check "query --query-memory-limit 1: rc=$rc (want 20), $(head -c 300 "$T/mem.txt") $(head -c 200 "$T/err")" $?
 
 # Malformed schemas, data files and command lines are cases in tests/regress/cases (bad_schema_*,
 # bad_data_*, bad_bias_*, bad_unknown_command).
