@@ -103,6 +103,14 @@ void add_query_command(CLI::App& app, int& status) {
   cmd->add_option("--function", args->job.function, "the program's decision function (with --program)");
   add_setting_flags(*cmd, query_options(), args->options);
   add_env_options(*cmd, args->options, job_run_options("query"));
+  // Once the per-query memory bound: an old command line learns its new name (hidden from --help).
+  cmd->add_option_function<std::string>("--memory-limit",
+                                        [](const std::string&) {
+                                          throw CLI::ValidationError(
+                                              "--memory-limit",
+                                              "the solver's megabytes per query are now --query-memory-limit MB");
+                                        })
+      ->group("");
   cmd->add_flag("--json", args->json, "print one JSON document on stdout");
   cmd->callback([args, &status] { status = run_query_command(*args); });
 }

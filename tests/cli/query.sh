@@ -326,6 +326,8 @@ expect_input_error "a bad file after good ones" "unknown.toml: line 3, column 13
 # Bad command lines and a --model that does not fit the file's inputs.
 expect_input_error "--semantics float16" "--semantics" "$W" query "$C/queries.toml" --semantics float16
 expect_input_error "--time-limit -1" "--time-limit" "$W" query "$C/queries.toml" --time-limit -1
+expect_input_error "--memory-limit (now --query-memory-limit)" "--query-memory-limit" \
+  "$W" query "$C/queries.toml" --memory-limit 100
 expect_input_error "--model missing" "nosuch.onnx" "$W" query "$C/queries.toml" --model "$T/nosuch.onnx"
 expect_input_error "query file missing" "nosuch.toml" "$W" query "$T/nosuch.toml"
 expect_input_error "--model with other inputs" "is not an input of the model" \
