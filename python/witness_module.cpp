@@ -320,6 +320,7 @@ py::dict query_call(const std::string& text, const std::string& path, const Opti
   QueryJob job;
   job.model = model_path;
   Env run;  // takes time_limit, the whole call's
+  check_option_names("query", options);
   set_job_options(query_options(), job, run, options);
   const double run_limit = run.options.get_real("time-limit");
   const std::vector<Query> queries = job_queries(load_query_text(text, path, !job.model.empty()), job);

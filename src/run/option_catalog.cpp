@@ -43,6 +43,18 @@ const std::vector<std::string>& job_run_options(const std::string& job) {
   return it->second;
 }
 
+void check_option_names(const std::string& job, const std::map<std::string, std::string>& given) {
+  const std::vector<OptionSpec> specs = job_options(job);
+  for (const auto& option : given) {
+    const std::string& name = option.first;
+    if (std::any_of(specs.begin(), specs.end(), [&](const OptionSpec& s) { return s.name == name; })) continue;
+    std::vector<std::string> names;
+    names.reserve(specs.size());
+    for (const OptionSpec& s : specs) names.push_back(s.name);
+    throw InputError(fmt::format("{}: no option '{}' (its options: {})", job, name, fmt::join(names, ", ")));
+  }
+}
+
 std::vector<OptionSpec> job_options(const std::string& job) {
   std::vector<OptionSpec> own;
   if (job == "fair") own = specs_of(fair_options());

@@ -8,6 +8,7 @@
 //   const std::vector<std::string>& run = witness::job_run_options("test");  // seed, threads, ...
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,5 +23,8 @@ const std::vector<std::string>& job_run_options(const std::string& job);
 // The job's run options, then its own table, as specs (name, type, default, range or allowed
 // values, help). A name in both would be the job's own (none is).
 std::vector<OptionSpec> job_options(const std::string& job);
+// InputError naming the first of `given` that is no option of the job, with the job's options: a
+// run option the job does not read would otherwise be taken and ignored (query's memory-limit).
+void check_option_names(const std::string& job, const std::map<std::string, std::string>& given);
 
 }  // namespace witness

@@ -17,6 +17,7 @@
 #include "query/query.h"
 #include "report/query_report.h"
 #include "run/jobs.h"
+#include "run/option_catalog.h"
 
 namespace witness {
 namespace {
@@ -195,6 +196,7 @@ std::function<JobOutput(Job&)> query_job(const nlohmann::json& request, const Ro
       throw InputError(fmt::format("options.{}: name the model or program in the query text", path_option));
   }
   Env run;  // takes time_limit, the whole job's
+  check_option_names("query", options);
   set_job_options(query_options(), job, run, options);
   auto within_job_limit = [&limits](double seconds) {
     return std::clamp(seconds <= 0 ? limits.max_seconds : seconds, 0.1, limits.max_seconds);

@@ -89,6 +89,11 @@ def test_query_equals_the_cli_json_from_a_file_and_from_a_dict(cli):
     spec["model"] = os.path.join(os.path.dirname(path), spec["model"])  # relative to the file
     from_dict = witness.query(spec)
     assert [a["answer"] for a in from_dict.answers] == [a["answer"] for a in theirs["queries"]]
+    # The per-query limits have their own names; a run option query does not read is refused, not
+    # taken and ignored.
+    assert witness.query(path, time_limit=60, query_time_limit=30).answers[0]["answer"] is True
+    with pytest.raises(witness.InputError, match="no option 'memory-limit'.*query-memory-limit"):
+        witness.query(path, memory_limit=100)
 
 
 def test_a_model_trained_in_python_gives_the_cli_answer_on_its_files(cli, tmp_path):

@@ -193,6 +193,8 @@ TEST_F(WorkbenchTest, AnswersBadRequestsWithJsonErrors) {
           .first,
       400);
   EXPECT_EQ(post("/api/jobs", R"({"kind":"query"})").first, 400);
+  // A query's memory bound is query-memory-limit; the run option it does not read is refused.
+  EXPECT_EQ(post("/api/jobs", R"({"kind":"query","toml":"kind = 1","options":{"memory-limit":"100"}})").first, 400);
   // Malformed query text fails its job (parsed on the job's thread), with the parser's message.
   const auto [query_code, query_body] = post("/api/jobs", R"({"kind":"query","toml":"kind = "})");
   ASSERT_EQ(query_code, 202);
