@@ -2,10 +2,9 @@
 # executable; see witness_layer_tests in tests/CMakeLists.txt). One process per suite rather than
 # per test case: starting a sanitized test process costs about 0.3 s (the Z3 and TBB libraries
 # loaded, relocated and instrumented), which over 500 cases was a sixth of CI's sanitized pass.
-# The cases named in HEAVY (label fast_plain) and SLOW (label slow) still get a test each, so
-# that they can run where and when their labels say.
+# The cases named in SLOW (label slow) still get a test each, so that they run only on request.
 #
-#   cmake -DTEST_EXECUTABLE=tests/test_core -DPREFIX=core. -DHEAVY="A.x:B.y*" -DSLOW="C.z"
+#   cmake -DTEST_EXECUTABLE=tests/test_core -DPREFIX=core. -DSLOW="C.z*"
 #         -DWORKDIR=<dir> -DCTEST_FILE=<out>.cmake -P tests/suite_tests.cmake
 cmake_minimum_required(VERSION 3.25)
 
@@ -35,7 +34,6 @@ execute_process(COMMAND "${TEST_EXECUTABLE}" --gtest_list_tests WORKING_DIRECTOR
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${TEST_EXECUTABLE} --gtest_list_tests failed (${rc}): ${errors}")
 endif()
-patterns_regex("${HEAVY}" heavy_regex)
 patterns_regex("${SLOW}" slow_regex)
 
 set(script "")
@@ -60,15 +58,9 @@ foreach(line IN LISTS lines)
     set(suite "${CMAKE_MATCH_1}")
   elseif(line MATCHES "^  ([^ ]+)$")
     set(name "${suite}.${CMAKE_MATCH_1}")
-    set(label "")
     if(slow_regex AND name MATCHES "${slow_regex}")
-      set(label slow)
-    elseif(heavy_regex AND name MATCHES "${heavy_regex}")
-      set(label fast_plain)  # one label: it matches both `ctest -L fast` and `ctest -L plain`
-    endif()
-    if(label)
       string(APPEND script "add_test([=[${PREFIX}${name}]=] [=[${TEST_EXECUTABLE}]=] [=[--gtest_filter=${name}]=])\n"
-                           "set_tests_properties([=[${PREFIX}${name}]=] PROPERTIES LABELS ${label} "
+                           "set_tests_properties([=[${PREFIX}${name}]=] PROPERTIES LABELS slow "
                            "WORKING_DIRECTORY [=[${WORKDIR}]=])\n")
     else()
       list(APPEND cases "${name}")

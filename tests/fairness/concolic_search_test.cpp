@@ -15,6 +15,7 @@
 #include "fairness/transform.h"
 #include "model/evaluator.h"
 #include "model/loaders.h"
+#include "support/sanitized.h"
 #include "tiny_networks.h"
 
 namespace witness::test {
@@ -126,9 +127,10 @@ const std::vector<FrontierOrder> kAllOrders(std::begin(kOrders), std::end(kOrder
 
 // Dual search on random networks [from, to). Fast: one frontier order per network (rotating), from
 // a random start point, and every other network also from an explicit start row (the last domain
-// point) in the next order. Slow: every order from both start points.
+// point) in the next order; under the sanitizers every third network. Slow: every order from both
+// start points.
 void dual_on_random(int from, int to, bool all) {
-  for (int i = from; i < to; ++i) {
+  for (int i = from; i < to; i += all ? 1 : sized(1, 3)) {
     const Tiny t = random_tiny(i);
     const Eigen::MatrixXd last = domain_points(t.schema).rightCols(1);
     if (all) {
@@ -146,9 +148,10 @@ TEST(ConcolicSearch, DualSearchAgreesWithBruteForceOnRandomNetworks15To29) { dua
 TEST(ConcolicSearch, DualSearchEveryOrderOnRandomNetworksSlow) { dual_on_random(0, kRandomDualNets, true); }
 
 // The single-instance search from every domain point (about 100 seeds) builds a solver per seed:
-// the fast test takes every fifth network in one order, the slow one every network in every order.
+// the fast test takes every fifth network in one order (under the sanitizers every fifteenth), the
+// slow one every network in every order.
 TEST(ConcolicSearch, ConcolicSearchAgreesWithBruteForceOnRandomNetworks) {
-  for (int i = 0; i < kRandomDualNets; i += 5) check_concolic(random_tiny(i), {kOrders[(i / 5) % 3]});
+  for (int i = 0; i < kRandomDualNets; i += sized(5, 15)) check_concolic(random_tiny(i), {kOrders[(i / 5) % 3]});
 }
 TEST(ConcolicSearch, ConcolicSearchEveryOrderOnRandomNetworksSlow) {
   for (int i = 0; i < kRandomDualNets; ++i) check_concolic(random_tiny(i), kAllOrders);

@@ -13,6 +13,7 @@
 #include "fairness/engine.h"
 #include "fairness/oracle.h"
 #include "model/evaluator.h"
+#include "support/sanitized.h"
 #include "tiny_networks.h"
 
 namespace witness {
@@ -75,9 +76,12 @@ void expect_valid_pair(const Schema& s, const Eigen::VectorXd& x, const Eigen::V
       << s.display_row(x_prime) << ": " << s.constraints().first_violation(x_prime);
 }
 
+// Under the sanitizers every fourth network.
 TEST(ConstrainedEngines, EveryEngineAgreesWithBruteForceOverValidPeople) {
   int unfair = 0, fair = 0;
-  for (const test::Tiny& t : constrained_tinies()) {
+  const std::vector<test::Tiny> tinies = constrained_tinies();
+  for (std::size_t k = 0; k < tinies.size(); k += test::sized<std::size_t>(1, 4)) {
+    const test::Tiny& t = tinies[k];
     const bool truth = brute_force_unfair(t);
     (truth ? unfair : fair) += 1;
     std::vector<std::string> names;
@@ -103,7 +107,7 @@ TEST(ConstrainedEngines, EveryEngineAgreesWithBruteForceOverValidPeople) {
     }
   }
   EXPECT_GT(unfair, 0);
-  EXPECT_GT(fair + unfair, 8);
+  EXPECT_GT(fair + unfair, test::sized(8, 2));
 }
 
 // Over the valid non-protected parts (some protected value makes them a person): how many there

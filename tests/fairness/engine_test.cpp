@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "fairness/blackbox.h"
+#include "support/sanitized.h"
 #include "tiny_networks.h"
 
 namespace witness {
@@ -45,7 +46,7 @@ void expect_every_engine_agrees_with_brute_force(const test::Tiny& t) {
 const char* const kHandMade[] = {"zero_weight", "small_weight", "label_is_p", "rare"};
 
 TEST(Engine, EveryEngineByNameAgreesWithBruteForce) {
-  for (int i = 0; i < 6; ++i) expect_every_engine_agrees_with_brute_force(test::random_tiny(i));
+  for (int i = 0; i < test::sized(6, 1); ++i) expect_every_engine_agrees_with_brute_force(test::random_tiny(i));
   for (const char* which : kHandMade) expect_every_engine_agrees_with_brute_force(test::hand_made(which));
 }
 
@@ -54,13 +55,16 @@ TEST(Engine, EveryEngineAgreesWithBruteForceOnEveryNetworkSlow) {
 }
 
 // --max-witnesses N: every engine reports exactly min(N, the unfair points) distinct points x, each
-// a real witness; when it has fewer it says these are all of them.
+// a real witness; when it has fewer it says these are all of them. Under the sanitizers the first
+// unfair network only.
 TEST(Engine, EveryEngineReportsExactlyTheWitnessesAskedOrAllThereAre) {
-  for (int i = 0; i < 4; ++i) {
+  int checked = 0;
+  for (int i = 0; i < 4 && checked < test::sized(4, 1); ++i) {
     const test::Tiny t = test::random_tiny(i);
     const test::Truth truth = test::brute_force(t);
     const auto unfair = static_cast<int>(truth.discriminated.size());
     if (unfair == 0) continue;
+    ++checked;
     const FairnessProblem problem(t.model, t.schema, test::names_of(t));
     for (const EngineInfo& engine : fairness_engines()) {
       for (const int asked : {3, unfair + 4}) {
@@ -88,6 +92,7 @@ TEST(Engine, EveryEngineReportsExactlyTheWitnessesAskedOrAllThereAre) {
       }
     }
   }
+  EXPECT_GT(checked, 0);
 }
 
 TEST(Engine, UnknownNamesAndBadSettingsAreInputErrors) {

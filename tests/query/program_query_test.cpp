@@ -14,6 +14,7 @@
 #include "program/program.h"
 #include "query/query.h"
 #include "support/paths.h"
+#include "support/sanitized.h"
 
 namespace witness {
 namespace {
@@ -70,9 +71,11 @@ void copy_car_files(const SourceFile& wrapper, const std::string& profile) {
 const char* const kProfiles[] = {"defensive_1k", "defensive_10k", "standard_1k",     "standard_10k",
                                  "impatient_1k", "impatient_10k", "pathological_1k", "pathological_10k"};
 
+// Every profile in a Release run; under the sanitizers (minutes) one.
 TEST(ProgramQuery, CarProgramAnswersAsTheOnnxAgentsForEveryProfile) {
   const std::vector<Query> queries = load_query_file(kSourceDir + "/examples/soid/car/queries.toml");
-  for (const char* profile : kProfiles) {
+  for (std::size_t p = 0; p < std::size(kProfiles); p += test::sized<std::size_t>(1, std::size(kProfiles))) {
+    const char* profile = kProfiles[p];
     const SourceFile src("agent.c", car_source(profile));
     copy_car_files(src, profile);
     const Program program = Program::compile(src.path(), "decide");
@@ -89,7 +92,7 @@ TEST(ProgramQuery, CarProgramAnswersAsTheOnnxAgentsForEveryProfile) {
 
 // Enumeration of all 1024 states: the program, run on each (symbolic execution with concrete
 // inputs folds to one path), decides as the ONNX agent's evaluator; the native build agrees on a
-// sample.
+// sample. Under the sanitizers every eighth state.
 TEST(ProgramQuery, CarProgramDecidesAllStatesAsTheOnnxAgent) {
   for (const char* profile : {"standard_10k", "pathological_1k"}) {
     const SourceFile src("agent.c", car_source(profile));
@@ -109,7 +112,7 @@ TEST(ProgramQuery, CarProgramDecidesAllStatesAsTheOnnxAgent) {
     }
     const Evaluation ev = evaluate(model, states, Precision::Float64);
     z3::context ctx;
-    for (int s = 0; s < 1024; ++s) {
+    for (int s = 0; s < 1024; s += test::sized(1, 8)) {
       std::vector<std::optional<z3::expr>> in;
       std::vector<std::optional<NativeValue>> native;
       for (int k = 0; k < 10; ++k) {
@@ -133,29 +136,33 @@ TEST(ProgramQuery, CarProgramDecidesAllStatesAsTheOnnxAgent) {
 }
 
 // Every state bit free: the table lookup splits into 1024 paths; the answers are the ONNX agent's.
+// Under the sanitizers the first behavior only, with the first four inputs as declared (64 paths).
 TEST(ProgramQuery, CarProgramWithEveryInputFree) {
   Query q = load_query_file(kSourceDir + "/examples/soid/car/queries.toml")[0];
-  for (QueryInput& in : q.inputs) in.value.reset();
+  for (std::size_t i = test::sized<std::size_t>(0, 4); i < q.inputs.size(); ++i) q.inputs[i].value.reset();
   const SourceFile src("agent.c", car_source("standard_10k"));
   copy_car_files(src, "standard_10k");
   const Program program = Program::compile(src.path(), "decide");
   const Model model = load_model(kSourceDir + "/examples/soid/car/standard_10k.onnx");
-  for (const char* behavior : {"label == 0 || !safe_to_enter || in_intersection", "label == 1"}) {
-    q.kind = std::string(behavior) == "label == 1" ? QueryKind::Might : QueryKind::Would;
+  const std::vector<std::string> behaviors = {"label == 0 || !safe_to_enter || in_intersection", "label == 1"};
+  for (std::size_t b = 0; b < test::sized<std::size_t>(2, 1); ++b) {
+    const std::string& behavior = behaviors[b];
+    q.kind = behavior == "label == 1" ? QueryKind::Might : QueryKind::Would;
     q.behavior.text = behavior;
     expect_same(answer_query(model, q), answer_query(program, q), behavior);
   }
 }
 
 // nearest = true: the scenario changes as few logged inputs as any scenario can (enumeration of
-// the 64 perceptions), for the models and the C program alike.
+// the 64 perceptions), for the models and the C program alike (under the sanitizers, two profiles).
 TEST(ProgramQuery, NearestScenarioChangesFewestLoggedInputs) {
   std::vector<Query> all = load_query_file(kSourceDir + "/examples/soid/car/queries.toml");
   const auto it = std::find_if(all.begin(), all.end(), [](const Query& q) { return q.name == "nearest_stop"; });
   ASSERT_NE(it, all.end());
   const Query q = *it;
   ASSERT_TRUE(q.nearest);
-  for (const char* profile : kProfiles) {
+  for (std::size_t p = 0; p < std::size(kProfiles); p += test::sized<std::size_t>(1, 4)) {
+    const char* profile = kProfiles[p];
     const Model model = load_model(fmt::format("{}/examples/soid/car/{}.onnx", kSourceDir, profile));
     // Brute force: every value of the free inputs, the others as logged.
     std::vector<std::size_t> free;
