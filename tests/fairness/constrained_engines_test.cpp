@@ -79,9 +79,7 @@ void expect_valid_pair(const Schema& s, const Eigen::VectorXd& x, const Eigen::V
 // Under the sanitizers every fourth network.
 TEST(ConstrainedEngines, EveryEngineAgreesWithBruteForceOverValidPeople) {
   int unfair = 0, fair = 0;
-  const std::vector<test::Tiny> tinies = constrained_tinies();
-  for (std::size_t k = 0; k < tinies.size(); k += test::sized<std::size_t>(1, 4)) {
-    const test::Tiny& t = tinies[k];
+  for (const test::Tiny& t : test::sampled(constrained_tinies(), 4)) {
     const bool truth = brute_force_unfair(t);
     (truth ? unfair : fair) += 1;
     std::vector<std::string> names;

@@ -74,8 +74,7 @@ const char* const kProfiles[] = {"defensive_1k", "defensive_10k", "standard_1k",
 // Every profile in a Release run; under the sanitizers (minutes) one.
 TEST(ProgramQuery, CarProgramAnswersAsTheOnnxAgentsForEveryProfile) {
   const std::vector<Query> queries = load_query_file(kSourceDir + "/examples/soid/car/queries.toml");
-  for (std::size_t p = 0; p < std::size(kProfiles); p += test::sized<std::size_t>(1, std::size(kProfiles))) {
-    const char* profile = kProfiles[p];
+  for (const char* profile : test::sampled(kProfiles, std::size(kProfiles))) {
     const SourceFile src("agent.c", car_source(profile));
     copy_car_files(src, profile);
     const Program program = Program::compile(src.path(), "decide");
@@ -161,8 +160,7 @@ TEST(ProgramQuery, NearestScenarioChangesFewestLoggedInputs) {
   ASSERT_NE(it, all.end());
   const Query q = *it;
   ASSERT_TRUE(q.nearest);
-  for (std::size_t p = 0; p < std::size(kProfiles); p += test::sized<std::size_t>(1, 4)) {
-    const char* profile = kProfiles[p];
+  for (const char* profile : test::sampled(kProfiles, 4)) {
     const Model model = load_model(fmt::format("{}/examples/soid/car/{}.onnx", kSourceDir, profile));
     // Brute force: every value of the free inputs, the others as logged.
     std::vector<std::size_t> free;
