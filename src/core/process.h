@@ -13,6 +13,11 @@
 //
 //   const witness::Isolated r = witness::run_isolated([] { return std::string(); }, std::chrono::seconds(30));
 //   if (r.outcome == witness::Isolated::Outcome::Crashed) { /* r.signal, r.message */ }
+//
+// or a child that sets its own limits before it execs (system calls only in between):
+//
+//   auto enter = [&] { setrlimit(RLIMIT_AS, &limit); execv(path, argv); _exit(127); };
+//   const pid_t pid = witness::start_exec_child(enter);
 #pragma once
 
 #include <sys/types.h>
@@ -105,5 +110,17 @@ Isolated run_isolated(const std::function<std::string()>& work, std::chrono::mil
 // Called by a process whose threads allocate while others fork (witness serve). Only sanitized
 // builds heed it: their run_isolated then answers NotRun (see process.cpp).
 void note_many_threads_allocate();
+
+// Starts a child that borrows this process's memory until it execs (vfork, as posix_spawn does),
+// so that starting it costs the same however large this process is (fork copied the page tables:
+// 0.4 s a start under AddressSanitizer). `in_child` runs in the child, may make system calls only
+// (no allocation, no locks) and must end in an exec or _exit; this thread waits until it has.
+// Signals stay blocked until the child's handlers are reset to their defaults. Returns the child's
+// pid, or -1 with errno set.
+pid_t start_exec_child(void (*in_child)(void*), void* context);
+template <class InChild>
+pid_t start_exec_child(InChild& in_child) {
+  return start_exec_child([](void* c) { (*static_cast<InChild*>(c))(); }, &in_child);
+}
 
 }  // namespace witness

@@ -19,6 +19,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/process.h"
 
 extern char** environ;
 
@@ -54,7 +55,7 @@ struct Rule {
   std::uint64_t rights;
 };
 
-// The child between fork and exec: system calls only (the parent may have other threads).
+// The child before its exec (start_exec_child): system calls only, on the parent's memory.
 [[noreturn]] void enter_view(const std::vector<Rule>& rules, int abi, const rlimit& memory, int null_fd, int out_fd,
                              int err_fd, const char* exe, char* const* argv, char* const* envp) {
   if (dup2(null_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) _exit(126);
@@ -91,7 +92,7 @@ struct Rule {
   _exit(127);
 }
 
-// argv[0] found in PATH before the fork (execvp may allocate).
+// argv[0] found in PATH before the child starts (execvp may allocate).
 std::string find_executable(const std::string& name) {
   if (name.find('/') != std::string::npos) return name;
   const char* path = std::getenv("PATH");
@@ -99,7 +100,7 @@ std::string find_executable(const std::string& name) {
   std::size_t start = 0;
   while (start <= dirs.size()) {
     const std::size_t end = std::min(dirs.find(':', start), dirs.size());
-    const std::string candidate = (end > start ? dirs.substr(start, end - start) : ".") + "/" + name;
+    std::string candidate = (end > start ? dirs.substr(start, end - start) : ".") + "/" + name;
     if (access(candidate.c_str(), X_OK) == 0) return candidate;
     start = end + 1;
   }
@@ -141,10 +142,10 @@ ProcessResult run_in_view(const std::vector<std::string>& argv, const FileView& 
     throw InternalError(fmt::format("cannot start {}: {}", argv[0], why));
   }
   const int abi = landlock_abi();
-  const pid_t pid = fork();
-  if (pid == 0) {
+  auto enter = [&] {
     enter_view(rules, abi, memory, null_fd, out_pipe[1], err_pipe[1], exe.c_str(), arg_ptrs.data(), env_ptrs.data());
-  }
+  };
+  const pid_t pid = start_exec_child(enter);
   const int fork_errno = errno;
   for (int fd : {null_fd, out_pipe[1], err_pipe[1]}) close(fd);
   if (pid < 0) {

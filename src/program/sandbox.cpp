@@ -20,6 +20,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/process.h"
 #include "program/process.h"
 
 namespace witness {
@@ -92,7 +93,7 @@ std::vector<sock_filter> seccomp_program(int exe_fd) {
   return p;
 }
 
-// The child between fork and exec: system calls only (the parent may have other threads).
+// The child before its exec (start_exec_child): system calls only, on the parent's memory.
 [[noreturn]] void enter_sandbox(int exe_fd, int null_fd, int out_fd, int err_fd, const sock_fprog& filter,
                                 const std::array<rlimit, 5>& limits, char* const* argv) {
   if (dup2(null_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) _exit(126);
@@ -157,8 +158,8 @@ ProcessResult run_sandboxed(const std::string& exe, const std::vector<std::strin
   for (std::string& a : argv_strings) argv.push_back(a.data());
   argv.push_back(nullptr);
 
-  const pid_t pid = fork();
-  if (pid == 0) enter_sandbox(exe_fd, null_fd, out_pipe[1], err_pipe[1], filter, rlimits, argv.data());
+  auto enter = [&] { enter_sandbox(exe_fd, null_fd, out_pipe[1], err_pipe[1], filter, rlimits, argv.data()); };
+  const pid_t pid = start_exec_child(enter);
   const int fork_errno = errno;
   for (int fd : {exe_fd, null_fd, out_pipe[1], err_pipe[1]}) close(fd);
   if (pid < 0) {

@@ -1,7 +1,10 @@
 #include "core/process.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -210,4 +213,48 @@ TEST(RunIsolated, AHangingFunctionIsKilledAtTheTimeout) {
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
 }
 
+namespace {
+
+std::atomic<int> handled_signals{0};
+
+int wait_for(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+TEST(StartExecChild, ExecsAndReportsTheExitCode) {
+  char sh[] = "/bin/sh";
+  char flag[] = "-c";
+  char command[] = "exit 3";
+  char* argv[] = {sh, flag, command, nullptr};
+  auto enter = [&] { execv(sh, argv); };
+  const pid_t pid = start_exec_child(enter);
+  ASSERT_GT(pid, 0);
+  const int status = wait_for(pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3);
+}
+
+// The child borrows our memory: a handler of ours running in it would run on our memory. A signal
+// there finds the default action instead (here: death by SIGUSR1), and our handler never runs.
+TEST(StartExecChild, OurSignalHandlersDoNotRunInTheChild) {
+  struct sigaction mine {};
+  struct sigaction before {};
+  mine.sa_handler = [](int) { handled_signals.fetch_add(1); };
+  ASSERT_EQ(sigaction(SIGUSR1, &mine, &before), 0);
+  auto enter = [] {
+    kill(getpid(), SIGUSR1);  // not raise(): glibc's raise names the thread, which is ours here
+    _exit(0);
+  };
+  const pid_t pid = start_exec_child(enter);
+  const int status = pid > 0 ? wait_for(pid) : 0;
+  sigaction(SIGUSR1, &before, nullptr);
+  ASSERT_GT(pid, 0);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGUSR1) << status;
+  EXPECT_EQ(handled_signals.load(), 0);
+}
+
+}  // namespace
 }  // namespace witness
