@@ -9,15 +9,15 @@ source "$(dirname "$0")/lib.bash"
 
 /usr/bin/python3 "$SRC/tools/make_wide_network.py" "$T/wide" --layers 6 --width 600 >/dev/null 2>&1
 
-# timed OUT CMD ARGS...: `witness CMD wide.nnet --schema wide.toml ARGS... --time-limit 4 --json`,
-# the JSON to OUT; sets rc, secs (wall) and on_time (0 when it ended within 4 s + 10% + 2 s).
+# timed OUT CMD ARGS...: `witness CMD wide.nnet --schema wide.toml ARGS... --time-limit 2 --json`,
+# the JSON to OUT; sets rc, secs (wall) and on_time (0 when it ended within 2 s + 10% + 2 s).
 timed() {
   local out=$1 cmd=$2
   shift 2
   local start=$EPOCHREALTIME
-  run_witness 60 "$out" "$cmd" "$T/wide/wide.nnet" --schema "$T/wide/wide.toml" "$@" --time-limit 4 --json
+  run_witness 60 "$out" "$cmd" "$T/wide/wide.nnet" --schema "$T/wide/wide.toml" "$@" --time-limit 2 --json
   secs=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
-  awk -v s="$secs" 'BEGIN { exit !(s <= 4 * 1.1 + 2) }'
+  awk -v s="$secs" 'BEGIN { exit !(s <= 2 * 1.1 + 2) }'
   on_time=$?
 }
 
@@ -27,7 +27,7 @@ for m in symbgen adf aequitas themis; do
   timed "$T/w.json" test --method "$m"
   [[ $on_time -eq 0 && ($rc -eq 0 || $rc -eq 10) ]] &&
     json_check "$T/w.json" 'd["stopped"] in ("time limit", "exhausted")'
-  check "$m --time-limit 4 on a 6 x 600 network: rc=$rc, $secs s, $(head -c 200 "$T/w.json") $(head -c 200 "$T/err")" $?
+  check "$m --time-limit 2 on a 6 x 600 network: rc=$rc, $secs s, $(head -c 200 "$T/w.json") $(head -c 200 "$T/err")" $?
 done
 # And `fair`: every engine answers in time (Z3 may ignore its interrupt while it takes in a wide
 # network's encoding: the command then prints what it knows and ends, exit 20).
@@ -35,12 +35,12 @@ for e in concolic dual smt complete; do
   timed "$T/f.json" fair --engine "$e"
   [[ $on_time -eq 0 && ($rc -eq 10 || $rc -eq 20) ]] &&
     json_check "$T/f.json" 'd["verdict"] in ("witness", "inconclusive")'
-  check "fair --engine $e --time-limit 4 on a 6 x 600 network: rc=$rc, $secs s, $(head -c 200 "$T/f.json")" $?
+  check "fair --engine $e --time-limit 2 on a 6 x 600 network: rc=$rc, $secs s, $(head -c 200 "$T/f.json")" $?
 done
 # And `bias` (10 million samples would take minutes here): stopped by the limit, on the samples drawn.
 timed "$T/b.json" bias --samples 10000000
 [[ $on_time -eq 0 && $rc -eq 0 ]] && json_check "$T/b.json" 'd["stopped"] and 0 < d["samples"] < 10000000'
-check "bias --time-limit 4 on a 6 x 600 network: rc=$rc, $secs s, $(head -c 300 "$T/b.json")" $?
+check "bias --time-limit 2 on a 6 x 600 network: rc=$rc, $secs s, $(head -c 300 "$T/b.json")" $?
 
 # peak OUT ARGS...: `witness ARGS... --json` (at most 60 s), stdout to OUT; sets rc and mib, the
 # largest resident size the process reached (MiB).

@@ -12,6 +12,7 @@
 
 #include "fairness/complete/complete_search.h"
 #include "fairness/complete/network/network_regions.h"
+#include "support/sanitized.h"
 #include "tiny_networks.h"
 
 namespace witness {
@@ -51,9 +52,12 @@ TEST(PartSolver, SlicesOfAPartEndWithOneRunsCount) {
     PartSolver solver(regions, signals, t.schema, o, env);
     SearchState state = split_search(regions, signals, t.schema, o, 1, env).front();
     int slices = 0;
+    // Each slice hands the whole state on: slices of 0.1 ms under the sanitizers made thousands of
+    // them and half a minute of copying.
+    const double slice_seconds = test::sized(1e-4, 2e-3);
     const long double domain = regions.domain_points();
     for (; slices < 10000 && (slices == 0 || !state.tally.left.empty()); ++slices) {
-      solver.start(std::move(state), 1e-4);
+      solver.start(std::move(state), slice_seconds);
       while (!solver.done()) {  // counts of open regions may shrink as they split: no order here
         const PartProgress now = solver.progress();
         EXPECT_GE(now.certified, 0.0L);

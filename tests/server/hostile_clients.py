@@ -254,7 +254,7 @@ def main():
 
         # 4. A burst of submissions: each gets an answer, 202 or 429, never a reset.
         long_job = json.dumps({"kind": "fair", "model": "AC1.h5", "schema": "adult.toml", "protected": ["sex"],
-                               "engine": "complete", "options": {"quantify": True, "time-limit": 20}})
+                               "engine": "complete", "options": {"quantify": True, "time-limit": 20, "threads": 1}})
         results = []
         lock = threading.Lock()
         def submit():
