@@ -19,9 +19,9 @@ namespace witness {
 // The default engine: complete_search with falsify() beside it on one more thread, for
 // falsify_tests tests. Which answer is shown depends on outcomes, not on which thread ends first:
 // falsification's pairs when its budget finds as many as asked, else the complete engine's (with
-// falsification's added), and the complete engine's threads hunt in rounds, so a command shows the
-// same person every time (another --threads count may show another). Models that the complete engine
-// does not handle get falsify() and then dual_search (engine "auto(dual)").
+// falsification's added), and the complete engine's threads hunt in rounds for the witnesses one
+// thread finds first, so a command shows the same person every time, for any --threads. Models that
+// the complete engine does not handle get falsify() and then dual_search (engine "auto(dual)").
 FairnessResult auto_search(const Model& model, const Schema& schema, const CompleteSearchOptions& options, Env& env);
 
 }  // namespace witness

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/error.h"
 #include "fairness/complete/answer/search_tally.h"
@@ -28,8 +29,9 @@ class LineRegions final : public RegionEvaluator {
       : o_(o), signals_(signals), n_(n) {}
   std::size_t cap = std::size_t{1} << 20;
   double leaf = 16.0;
-  int sleep_ms = 0;       // per refinement, to test the time limit
-  double fail_at = -1.0;  // a region starting here throws an InputError
+  double split_share = 0.5;  // of a region in its first part: below 0.5, the second part is deeper
+  int sleep_ms = 0;          // per refinement, to test the time limit
+  double fail_at = -1.0;     // a region starting here throws an InputError
   bool interruptible = false;
 
   [[nodiscard]] long double domain_points() const override { return n_; }
@@ -53,7 +55,7 @@ class LineRegions final : public RegionEvaluator {
     if (interruptible && signals_.stop.load()) throw Interrupted{};
     if (r.lo(0) == fail_at) throw InputError("line.toml", "", "a region that cannot be evaluated");
     RegionOutcome out;
-    const double mid = std::floor((r.lo(0) + r.hi(0)) / 2.0);
+    const double mid = r.lo(0) + std::floor((r.hi(0) - r.lo(0)) * split_share);
     for (auto [lo, hi] : {std::pair{r.lo(0), mid}, std::pair{mid + 1.0, r.hi(0)}}) {
       ++out.counters.regions;
       SearchRegion c = r;
@@ -161,6 +163,33 @@ TEST(RegionScheduler, FirstWitnessStopsTheRun) {
     EXPECT_EQ(r.witnesses.size(), 1U);
     EXPECT_TRUE(unfair_at(r.witnesses[0].raw(0)));
     EXPECT_LT(r.stats.regions, 1000) << "witness hunting goes depth first and stops at the first one";
+  }
+}
+
+// Rounds on several threads refine regions ahead of the depth-first order; on an unbalanced tree
+// they meet witnesses there first. The answer is still a single thread's: the same person for any
+// thread count.
+TEST(RegionScheduler, WitnessesDoNotDependOnTheThreadCount) {
+  const long long n = 1 << 16;
+  const Schema schema = line_schema(n);
+  for (int wanted : {1, 3}) {
+    CompleteSearchOptions o;
+    o.protected_features = {1};
+    o.max_witnesses = wanted;
+    std::vector<double> first;
+    for (unsigned threads : {1U, 2U, 3U, 5U}) {
+      SearchSignals signals(o.max_witnesses);
+      LineRegions line(schema, o, signals, static_cast<double>(n));
+      line.split_share = 0.2;
+      Env env = test::make_env("60", threads);
+      const FairnessResult r = RegionScheduler(line, signals, schema, o, env).run();
+      ASSERT_EQ(r.verdict, Verdict::Witness);
+      std::vector<double> found;
+      for (const WitnessPair& w : r.witnesses) found.push_back(w.raw(0));
+      EXPECT_EQ(found.size(), static_cast<std::size_t>(wanted));
+      if (threads == 1) first = found;
+      EXPECT_EQ(found, first) << threads << " threads, " << wanted << " witnesses";
+    }
   }
 }
 

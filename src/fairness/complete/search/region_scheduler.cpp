@@ -179,6 +179,7 @@ SearchState RegionScheduler::snapshot() {
     std::lock_guard lock(mutex_);
     s.tally = tally_;
     if (answer_) s.answer = answer_->parts();
+    for (RankedWitness& w : first_ahead(tally_.witnesses)) s.tally.witnesses.push_back(std::move(w.pair));
   }
   for (auto& q : queues_) {
     std::lock_guard lock(q->mutex);
@@ -420,13 +421,13 @@ void RegionScheduler::rekey(std::vector<SearchRegion>& children) const {
   for (SearchRegion* c : by_key) c->key = signals_.next_sequence();
 }
 
-bool RegionScheduler::take_round(std::vector<std::optional<SearchRegion>>& batch) {
+bool RegionScheduler::take_round(std::vector<std::optional<SearchRegion>>& batch, double after) {
   if (signals_.stop.load()) return false;
   const std::shared_lock frontier(frontier_mutex_);
   bool any = false;
   for (std::size_t slot = 0; slot < batch.size(); ++slot) {
     std::size_t best_queue = queues_.size();
-    double best = -INFINITY;
+    double best = after;
     for (std::size_t v = 0; v < queues_.size(); ++v)
       if (!queues_[v]->heap.empty() && queues_[v]->heap.front().key > best)
         best = queues_[v]->heap.front().key, best_queue = v;
@@ -477,15 +478,14 @@ void RegionScheduler::work_in_rounds(RegionScratch* first_scratch) {
     });
   }
   auto last_progress = std::chrono::steady_clock::now();
+  double after = -INFINITY;  // regions keyed at most this come after enough witnesses
   for (;;) {
-    quit = !take_round(batch);
+    quit = !take_round(batch, after);
     sync.arrive_and_wait();
     if (quit) break;
     refine_slot(0);
     sync.arrive_and_wait();
-    // The first slot's children get the newest keys, as one thread's depth-first search would
-    // give them; the other slots look one step aside.
-    for (unsigned t = width; t-- > 0;) rekey(outs[t].open);
+    rank_witnesses(outs);
     for (unsigned t = 0; t < width; ++t) {
       if (!batch[t]) continue;
       if (errors[t]) {
@@ -505,9 +505,79 @@ void RegionScheduler::work_in_rounds(RegionScratch* first_scratch) {
       stuck[t] = sliver[t] = 0;
       errors[t] = nullptr;
     }
+    after = confirm_witnesses(false);
     if (o_.progress) report_progress(last_progress);
   }
   for (auto& t : pool) t.join();
+  confirm_witnesses(true);  // cut short (time, errors): what was found ahead still counts
+}
+
+// Depth first (one thread), the children of a region come next, the newest first: keys in order of
+// creation. A round refines the regions of the largest keys; keying the last slot's children first
+// and the first slot's last keeps every open region's key its depth-first place. A region's
+// witnesses come before its children and after the children of the slots before it.
+void RegionScheduler::rank_witnesses(std::vector<RegionOutcome>& outs) {
+  std::lock_guard lock(mutex_);
+  for (std::size_t t = outs.size(); t-- > 0;) {
+    rekey(outs[t].open);
+    if (outs[t].witnesses.empty()) continue;
+    const double rank = signals_.next_sequence();
+    for (std::size_t i = 0; i < outs[t].witnesses.size(); ++i)
+      ahead_.push_back(RankedWitness{rank, i, std::move(outs[t].witnesses[i])});
+    outs[t].witnesses.clear();
+  }
+}
+
+std::vector<RegionScheduler::RankedWitness> RegionScheduler::first_ahead(const std::vector<WitnessPair>& before) const {
+  std::vector<const RankedWitness*> order;
+  order.reserve(ahead_.size());
+  for (const RankedWitness& w : ahead_) order.push_back(&w);
+  std::sort(order.begin(), order.end(), [](const RankedWitness* a, const RankedWitness* b) {
+    return a->rank > b->rank || (a->rank == b->rank && a->index < b->index);
+  });
+  std::vector<RankedWitness> first;
+  auto same = [](const WitnessPair& a, const WitnessPair& b) { return a.raw == b.raw && a.raw_prime == b.raw_prime; };
+  for (const RankedWitness* w : order) {
+    if (before.size() + first.size() >= static_cast<std::size_t>(signals_.max_witnesses())) break;
+    const bool seen =
+        std::any_of(before.begin(), before.end(), [&](const WitnessPair& b) { return same(b, w->pair); }) ||
+        std::any_of(first.begin(), first.end(), [&](const RankedWitness& f) { return same(f.pair, w->pair); });
+    if (!seen) first.push_back(*w);
+  }
+  return first;
+}
+
+double RegionScheduler::first_open_key() {
+  double first = -INFINITY;
+  for (auto& q : queues_) {
+    std::lock_guard lock(q->mutex);
+    if (q->heap.empty()) continue;
+    if (!q->draining) {
+      first = std::max(first, q->heap.front().key);
+    } else {  // smallest first while draining
+      for (const SearchRegion& r : q->heap) first = std::max(first, r.key);
+    }
+  }
+  return first;
+}
+
+double RegionScheduler::confirm_witnesses(bool final) {
+  const std::shared_lock frontier(frontier_mutex_);
+  const double first_open = final ? -INFINITY : first_open_key();
+  std::lock_guard lock(mutex_);
+  std::vector<RankedWitness> first = first_ahead(tally_.witnesses);
+  std::size_t confirmed = 0;
+  for (; confirmed < first.size() && first[confirmed].rank > first_open; ++confirmed)
+    tally_.witnesses.push_back(std::move(first[confirmed].pair));
+  first.erase(first.begin(), first.begin() + static_cast<std::ptrdiff_t>(confirmed));
+  ahead_ = std::move(first);
+  signals_.witnesses_found = static_cast<int>(tally_.witnesses.size());
+  const auto wanted = static_cast<std::size_t>(signals_.max_witnesses());
+  if (tally_.witnesses.size() >= wanted) {
+    signals_.stop = true;
+    return INFINITY;
+  }
+  return tally_.witnesses.size() + ahead_.size() < wanted ? -INFINITY : ahead_.back().rank;
 }
 
 std::vector<SearchState> split_search(const RegionEvaluator& regions, SearchSignals& signals, const Schema& schema,

@@ -1,8 +1,9 @@
 // Runs one RegionEvaluator on worker threads: a max-heap of open regions per worker (largest key
 // first), idle workers steal the best region of the others (witness hunting instead goes in
-// rounds, so that its answer does not depend on thread timing), a watchdog turns the time limit and
-// the cancel flag into the stop signal, the queues are kept within the evaluator's cap, and the
-// closed parts are tallied into the answer.
+// rounds and reports the witnesses that come first depth first, so that its answer depends neither
+// on thread timing nor on the number of threads), a watchdog turns the time limit and the cancel
+// flag into the stop signal, the queues are kept within the evaluator's cap, and the closed parts
+// are tallied into the answer.
 //
 //   #include "fairness/complete/network/network_regions.h"
 //   witness::Model model = witness::load_model("benchmarks/fairify/models/german/GC1.h5");
@@ -75,13 +76,21 @@ class RegionScheduler {
   void evict(unsigned id, RegionScratch* scratch);
   void work(unsigned id, RegionScratch* scratch);
   // Witness hunting on several threads: rounds of one region per thread, the largest keys of all
-  // queues, refined in parallel and committed in the order taken (children keyed anew), so which
-  // regions are refined, and which witness comes first, never depend on thread timing:
-  // the same command shows the same person.
+  // queues (the first in depth-first order), refined in parallel and committed in the order taken
+  // (children keyed anew, so that keys stay that order). A witness found ahead of that order waits
+  // until no open region comes before it, so the answer is the one a single thread finds: the same
+  // person for any --threads.
   void work_in_rounds(RegionScratch* first_scratch);
-  // The next round's regions (at most one per slot); false when none is left or the search stops.
-  bool take_round(std::vector<std::optional<SearchRegion>>& batch);
+  // The next round's regions (at most one per slot, each keyed above `after`); false when none is
+  // left or the search stops.
+  bool take_round(std::vector<std::optional<SearchRegion>>& batch, double after);
   void rekey(std::vector<SearchRegion>& children) const;
+  // Witnesses of one round's slots, ranked by the depth-first place of the region they came from.
+  void rank_witnesses(std::vector<RegionOutcome>& outs);
+  // Moves the witnesses that no open region precedes into the tally (stopping the search once it has
+  // enough); the rank below which no region needs refining (-inf while too few are known).
+  double confirm_witnesses(bool final);
+  [[nodiscard]] double first_open_key();
   void report_progress(std::chrono::steady_clock::time_point& last);
   [[nodiscard]] bool should_stop() const;
   void restore(SearchState start);
@@ -114,6 +123,17 @@ class RegionScheduler {
   std::mt19937_64 rng_;                   // the evicted regions' sample
   std::optional<QuantifyAnswer> answer_;  // quantify: regions and marginals
   std::exception_ptr error_;
+  // Witness hunting in rounds: witnesses found ahead of the depth-first order, with the rank that
+  // places them in it (larger: earlier; within a region, in the order found).
+  struct RankedWitness {
+    double rank;
+    std::size_t index;
+    WitnessPair pair;
+  };
+  std::vector<RankedWitness> ahead_;
+  // ahead_ in depth-first order, without what `before` (or an earlier one) holds, to `before`'s
+  // size + what fits under the witness count.
+  [[nodiscard]] std::vector<RankedWitness> first_ahead(const std::vector<WitnessPair>& before) const;
 };
 
 // When a search under `time_limit` (seconds, 0: none) stops refining regions: earlier than the limit
