@@ -149,7 +149,8 @@ Eigen::MatrixXd raw_columns(const RowMatrix& rows, const Schema& schema, const s
   return raw;
 }
 
-// Rows from Python: None, {"path": file}, {"text": CSV text, "name": ...} or {"raw": rows [n][features]}.
+// Rows from Python: None, {"path": file}, {"text": CSV text, "name": ..., "row_labels": a DataFrame's
+// index} or {"raw": rows [n][features]}.
 RowsSource rows_source(const py::object& rows, const std::string& name) {
   RowsSource out;
   out.name = name;
@@ -161,6 +162,7 @@ RowsSource rows_source(const py::object& rows, const std::string& name) {
   } else if (d.contains("text")) {
     out.csv_text = d["text"].cast<std::string>();
     if (out.csv_text.empty()) throw InputError(out.name, "", "no data rows");
+    if (d.contains("row_labels")) out.row_labels = d["row_labels"].cast<std::vector<std::string>>();
   } else if (d.contains("raw")) {
     out.raw = d["raw"].cast<RowMatrix>().transpose();
   } else {

@@ -167,7 +167,8 @@ def _rows(rows: Any, what: str) -> Any:
     if isinstance(rows, (str, os.PathLike)):
         return {"path": os.fspath(rows), "name": os.fspath(rows)}
     if _is_frame(rows):
-        return {"text": rows.to_csv(index=False), "name": what}
+        # answers name a row by its index label (df.loc[label]), not by a count of rows
+        return {"text": rows.to_csv(index=False), "name": what, "row_labels": [str(i) for i in rows.index]}
     return {"raw": np.ascontiguousarray(rows, dtype=np.float64), "name": what}
 
 

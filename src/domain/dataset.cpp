@@ -14,6 +14,12 @@
 
 namespace witness {
 
+std::string row_name(const std::vector<std::string>& labels, std::int64_t row) {
+  if (row >= 0 && static_cast<std::size_t>(row) < labels.size())
+    return "index " + labels[static_cast<std::size_t>(row)];
+  return fmt::format("row {}", row + 1);
+}
+
 std::string csv_field(const std::string& text) {
   if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
   std::string out = "\"";

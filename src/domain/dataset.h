@@ -12,6 +12,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -35,12 +36,19 @@ struct Dataset {
   // The file's columns that were read as nothing (neither a feature, the label nor kept), in file
   // order: answers name them, so that a column the user meant as the label is not lost silently.
   std::vector<std::string> unread;
+  // How the user names each row when not by its number: a DataFrame's index labels (empty: rows
+  // are numbered from 1).
+  std::vector<std::string> row_labels;
 
   [[nodiscard]] Eigen::Index rows() const { return raw.cols(); }
   [[nodiscard]] bool has_labels() const { return !labels.empty(); }
   // [schema.model_width()][rows]; throws InputError if the schema has a different feature count.
   [[nodiscard]] Eigen::MatrixXd model_inputs(const Schema& schema) const;
 };
+
+// How answers name row `row` (0-based) of rows labelled `labels` (Dataset::row_labels): "row 4"
+// (numbered from 1) or, for a DataFrame's, "index 3" (its label, as pandas' df.loc takes it).
+[[nodiscard]] std::string row_name(const std::vector<std::string>& labels, std::int64_t row);
 
 // A CSV field as written: quoted (RFC 4180, "" for ") when it holds a comma, quote or line break.
 [[nodiscard]] std::string csv_field(const std::string& text);

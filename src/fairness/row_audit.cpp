@@ -173,6 +173,7 @@ DataShare data_share(const RowAudit& audit) {
   d.rows = audit.rows;
   d.unfair = static_cast<std::int64_t>(audit.flips.size());
   d.source = audit.source;
+  d.row_labels = audit.row_labels;
   return d;
 }
 

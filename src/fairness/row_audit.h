@@ -61,7 +61,8 @@ struct GroupHarm {
 
 struct RowAudit {
   bool measured = false;
-  std::string source;  // how answers name the rows
+  std::string source;                   // how answers name the rows
+  std::vector<std::string> row_labels;  // and each row, when not by number (Dataset::row_labels)
   std::int64_t rows = 0;
   std::int64_t outside = 0;  // rows that break the schema's rules: no person, not compared
   Outcome outcome;

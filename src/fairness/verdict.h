@@ -193,6 +193,7 @@ struct DataShare {
   bool measured = false;
   std::int64_t rows = 0, unfair = 0;
   std::string source;
+  std::vector<std::string> row_labels;  // how answers name each row, when not by number (Dataset::row_labels)
 };
 
 struct FairnessResult {

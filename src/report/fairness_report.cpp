@@ -17,24 +17,26 @@ namespace {
 constexpr std::size_t kMaxFlipsInJson = 100000;  // flipped rows listed in `data.flips` (all in --flips-out)
 
 // With data rows: the closest row (0-based, as in the data) and the features where x differs from it.
-nlohmann::json nearest_row_json(const Schema& schema, const WitnessPair& w) {
+nlohmann::json nearest_row_json(const Schema& schema, const WitnessPair& w, const DataShare& data) {
   if (w.nearest_row < 0) return nullptr;
   nlohmann::json differs = nlohmann::json::array();
   for (int f : w.nearest_differs) differs.push_back(schema.feature(f).name);
-  return {{"row", w.nearest_row + 1}, {"differs", differs}};  // a data row number, from 1 as in the text
+  nlohmann::json j = {{"row", w.nearest_row + 1}, {"differs", differs}};  // a data row number, from 1
+  if (!data.row_labels.empty()) j["index"] = data.row_labels[static_cast<std::size_t>(w.nearest_row)];
+  return j;
 }
 
-std::string nearest_row_text(const Schema& schema, const WitnessPair& w, const std::string& source) {
+std::string nearest_row_text(const Schema& schema, const WitnessPair& w, const DataShare& data) {
   if (w.nearest_row < 0) return "";
-  if (w.nearest_differs.empty())
-    return fmt::format("  x is a person of the data: row {} of {}\n", w.nearest_row + 1, source);
+  const std::string row = row_name(data.row_labels, w.nearest_row);
+  if (w.nearest_differs.empty()) return fmt::format("  x is a person of the data: {} of {}\n", row, data.source);
   std::vector<std::string> names;
   for (int f : w.nearest_differs) names.push_back(schema.feature(f).name);
-  return fmt::format("  nearest data row: row {} of {}, which differs from x in {} feature{} ({})\n", w.nearest_row + 1,
-                     source, names.size(), names.size() == 1 ? "" : "s", fmt::join(names, ", "));
+  return fmt::format("  nearest data row: {} of {}, which differs from x in {} feature{} ({})\n", row, data.source,
+                     names.size(), names.size() == 1 ? "" : "s", fmt::join(names, ", "));
 }
 
-nlohmann::json witness_json(const Model& model, const Schema& schema, const WitnessPair& w) {
+nlohmann::json witness_json(const Model& model, const Schema& schema, const WitnessPair& w, const DataShare& data) {
   return {{"x", to_vector(w.x)},
           {"x_prime", to_vector(w.x_prime)},
           {"x_named", named_row(schema, w.raw)},
@@ -47,7 +49,7 @@ nlohmann::json witness_json(const Model& model, const Schema& schema, const Witn
           {"output_prime", to_vector(w.output_prime)},
           {"float32_witness", w.float32_witness},
           {"float32_within_rounding", w.float32_within_rounding},
-          {"nearest_row", nearest_row_json(schema, w)}};
+          {"nearest_row", nearest_row_json(schema, w, data)}};
 }
 
 // A bin of a feature marginal as text: "credit_amount 7501..8750", "purpose=A43".
@@ -229,7 +231,7 @@ void write_verdict(std::ostream& out, const FairnessRun& run) {
       } else {
         out << "  replayed on the original model in double (in float32 both get the same label)\n";
       }
-      out << nearest_row_text(schema, w, r.data.source);
+      out << nearest_row_text(schema, w, r.data);
       if (r.witnesses_asked > 1) {
         const int found = static_cast<int>(r.witnesses.size());
         out << (found >= r.witnesses_asked
@@ -317,7 +319,8 @@ nlohmann::json fairness_json(const FairnessRun& run) {
                         {"witnesses_found", r.witnesses.size()},
                         {"witnesses_asked", r.witnesses_asked},
                         {"witnesses_note", r.witnesses_note}};
-  doc["witness"] = r.witnesses.empty() ? nlohmann::json(nullptr) : witness_json(model, schema, r.witnesses.front());
+  doc["witness"] =
+      r.witnesses.empty() ? nlohmann::json(nullptr) : witness_json(model, schema, r.witnesses.front(), r.data);
   doc["stats"] = {{"seconds", st.seconds}, {"concretised", st.concretised}};
   for (const SearchStatsField& f : kSearchStatsFields) doc["stats"][f.name] = st.*f.field;
   if (r.share.measured) {

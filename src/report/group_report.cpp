@@ -193,8 +193,9 @@ std::string harm_text(const RowAudit& a, const Schema& schema, std::size_t max_r
     for (const RowFlip::Other& o : f.others)
       others.push_back(fmt::format("{} ({}) with {}", a.outcome.name(o.label), score_text(o.score),
                                    a.combo_names[static_cast<std::size_t>(o.combo)]));
-    out << fmt::format("    row {}  {}: {} ({}) -> {}\n", f.row + 1, a.combo_names[static_cast<std::size_t>(f.combo)],
-                       a.outcome.name(f.label), score_text(f.score), fmt::join(others, "; "));
+    out << fmt::format("    {}  {}: {} ({}) -> {}\n", row_name(a.row_labels, f.row),
+                       a.combo_names[static_cast<std::size_t>(f.combo)], a.outcome.name(f.label), score_text(f.score),
+                       fmt::join(others, "; "));
   }
   return out.str();
 }
@@ -232,6 +233,7 @@ nlohmann::json harm_json(const RowAudit& a, std::size_t max_rows) {
                      {"score", f.score},
                      {"direction", direction_name(f.direction)},
                      {"others", others}});
+    if (!a.row_labels.empty()) flips.back()["index"] = a.row_labels[static_cast<std::size_t>(f.row)];
   }
   return {{"favorable", a.outcome.name()},
           {"score", a.score_name},
@@ -244,18 +246,24 @@ nlohmann::json harm_json(const RowAudit& a, std::size_t max_rows) {
 }
 
 std::string flips_csv(const RowAudit& a, const Schema& schema, const Eigen::MatrixXd& raw) {
-  std::string out = "row,group,decision,score,direction,other_group,other_decision,other_score";
+  // A DataFrame's rows are also named by their index labels, in a column of their own.
+  const bool labelled = !a.row_labels.empty();
+  std::string out = labelled ? "row,index," : "row,";
+  out += "group,decision,score,direction,other_group,other_decision,other_score";
   for (const Feature& f : schema.features()) out += "," + csv_field(f.name);
   out += "\n";
   for (const RowFlip& f : a.flips) {
     std::string values;
     for (int j = 0; j < schema.size(); ++j) values += "," + csv_field(schema.display(j, raw(j, f.row)));
+    const std::string row =
+        labelled ? fmt::format("{},{}", f.row + 1, csv_field(a.row_labels[static_cast<std::size_t>(f.row)]))
+                 : fmt::format("{}", f.row + 1);
     for (const RowFlip::Other& o : f.others) {
       out +=
-          fmt::format("{},{},{},{},{},{},{},{}{}\n", f.row + 1,
-                      csv_field(a.combo_names[static_cast<std::size_t>(f.combo)]), csv_field(a.outcome.name(f.label)),
-                      f.score, direction_name(f.direction), csv_field(a.combo_names[static_cast<std::size_t>(o.combo)]),
-                      csv_field(a.outcome.name(o.label)), o.score, values);
+          fmt::format("{},{},{},{},{},{},{},{}{}\n", row, csv_field(a.combo_names[static_cast<std::size_t>(f.combo)]),
+                      csv_field(a.outcome.name(f.label)), f.score, direction_name(f.direction),
+                      csv_field(a.combo_names[static_cast<std::size_t>(o.combo)]), csv_field(a.outcome.name(o.label)),
+                      o.score, values);
     }
   }
   return out;

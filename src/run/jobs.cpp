@@ -338,7 +338,10 @@ RunOutput run_fair(const JobSubject& subject, const FairJob& job, Env& env, cons
   // Every data row decided with every other protected value, once: the flips by group and
   // direction, the row witnesses and the data share all come from it.
   std::optional<RowAudit> audit;
-  if (subject.data) audit = audit_rows(problem, subject.data->raw, outcome, subject.data_name);
+  if (subject.data) {
+    audit = audit_rows(problem, subject.data->raw, outcome, subject.data_name);
+    audit->row_labels = subject.data->row_labels;
+  }
   FairnessResult r = fair_with_rows(subject, problem, job, settings, audit ? &*audit : nullptr, env);
   if (audit) {
     r.data = data_share(*audit);

@@ -71,6 +71,9 @@ Dataset read_rows(const RowsSource& rows, const Schema& schema, const CsvReading
     d.raw = *rows.raw;
   }
   if (d.rows() == 0) throw InputError(name, "", "no data rows");
+  if (!rows.row_labels.empty() && static_cast<Eigen::Index>(rows.row_labels.size()) != d.rows())
+    throw InputError(name, "", fmt::format("{} row labels for {} rows", rows.row_labels.size(), d.rows()));
+  d.row_labels = rows.row_labels;
   return d;
 }
 

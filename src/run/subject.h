@@ -26,10 +26,11 @@ namespace witness {
 
 // Rows to read through the schema: a CSV file, CSV text, or raw rows already read.
 struct RowsSource {
-  std::string path;                    // a CSV file, or
-  std::string csv_text;                // CSV text (a DataFrame written by the Python module), or
-  std::optional<Eigen::MatrixXd> raw;  // raw values [features][rows] in schema order
-  std::string name;                    // how messages and answers name the rows ("--data", "data")
+  std::string path;                     // a CSV file, or
+  std::string csv_text;                 // CSV text (a DataFrame written by the Python module), or
+  std::optional<Eigen::MatrixXd> raw;   // raw values [features][rows] in schema order
+  std::string name;                     // how messages and answers name the rows ("--data", "data")
+  std::vector<std::string> row_labels;  // a DataFrame's index labels, one per row (none: numbered from 1)
 
   [[nodiscard]] bool given() const { return !path.empty() || !csv_text.empty() || raw.has_value(); }
 };

@@ -146,3 +146,20 @@ def test_near_data_over_real_valued_rows_visits_every_box():
     distinct = len(X.drop(columns=["afam"]).drop_duplicates())
     assert f"around {distinct} of {distinct} distinct rows" in phase, phase
     assert r.verdict == "witness" and r.undecided < 0.01
+
+
+def test_rows_of_a_dataframe_are_named_by_its_index_labels(pipe, audit_frame, tmp_path):
+    # A sample keeps the index labels of the frame it came from: answers name a row as df.loc
+    # takes it, never by a count of rows that the user would read as a position or a label.
+    sample = audit_frame.sample(frac=0.5, random_state=3)
+    sample.index = [f"app-{i}" for i in sample.index]
+    r = witness.fair(pipe, sample, protected="sex", favorable=">50K", flips_out=tmp_path / "flips.csv")
+    assert r.verdict == "witness"
+    near = r.witness["nearest_row"]
+    assert near["differs"] == [] and near["index"] == sample.index[near["row"] - 1]
+    assert f"x is a person of the data: index {near['index']} of data" in r.text
+    assert r.flips["index"].tolist() == [sample.index[k - 1] for k in r.flips["row"]]
+    assert f"    index {r.flips['index'].iloc[0]}  sex=" in r.text
+    assert pd.read_csv(tmp_path / "flips.csv", keep_default_na=False)["index"].tolist() == r.flips["index"].tolist()
+    person = sample.loc[near["index"]]
+    assert all(str(person[name]) == str(value) for name, value in r.witness["x_named"].items() if name != "sex")

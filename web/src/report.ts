@@ -375,6 +375,11 @@ function summarySection(run: ReportEnvelope): HTMLElement | null {
   return section("Summary", "summary", h("ul", { class: "summary" }, ...items));
 }
 
+// A data row as the user names it: a DataFrame's index label, else its number (from 1).
+function rowName(r: { row: number; index?: string }): string {
+  return r.index !== undefined ? `index ${r.index}` : `row ${r.row}`;
+}
+
 // The real people whose decision a protected change flips: row, group, both decisions and scores.
 function flipsSection(data: DataRows | undefined, maxRows: number): HTMLElement | null {
   if (!data || !data.flips || data.flips.length === 0) return null;
@@ -386,7 +391,7 @@ function flipsSection(data: DataRows | undefined, maxRows: number): HTMLElement 
     h(
       "table",
       { class: "flips" },
-      h("thead", {}, h("tr", {}, ...["row", "group", "decision", "score", "had the group been", "decision", "score"].map((t) => h("th", { scope: "col" }, t)))),
+      h("thead", {}, h("tr", {}, ...[shown[0].index !== undefined ? "index" : "row", "group", "decision", "score", "had the group been", "decision", "score"].map((t) => h("th", { scope: "col" }, t)))),
       h(
         "tbody",
         {},
@@ -395,7 +400,7 @@ function flipsSection(data: DataRows | undefined, maxRows: number): HTMLElement 
             h(
               "tr",
               { class: k === 0 ? "first" : "more" },
-              h("td", { class: "num" }, k === 0 ? String(f.row) : ""),
+              h("td", { class: "num" }, k === 0 ? (f.index ?? String(f.row)) : ""),
               h("td", {}, k === 0 ? f.group : ""),
               h("td", {}, k === 0 ? f.decision : ""),
               h("td", { class: "num" }, k === 0 ? score(f.score) : ""),
@@ -534,8 +539,8 @@ export async function renderRun(container: HTMLElement, run: ReportEnvelope, opt
       const near = (run.result as FairResult).witness?.nearest_row;
       caption =
         near && near.differs.length === 0
-          ? `Witness: data row ${near.row} and its twin, who differ only in the protected features and get different decisions`
-          : `Witness (synthetic: a person the search constructed${near ? `; the nearest data row, ${near.row}, differs in ${near.differs.join(", ")}` : ""}): two inputs that differ only in the protected features and get different decisions`;
+          ? `Witness: data ${rowName(near)} and its twin, who differ only in the protected features and get different decisions`
+          : `Witness (synthetic: a person the search constructed${near ? `; the nearest data row, ${rowName(near)}, differs in ${near.differs.join(", ")}` : ""}): two inputs that differ only in the protected features and get different decisions`;
     }
     append(container, section(kind === "fair" ? "Witness pair" : "Example pair", "pair", pairTable(pair, protectedNames, caption)));
   }

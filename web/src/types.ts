@@ -5,7 +5,7 @@ export type Scalar = string | number | boolean | null;
 export type NamedRow = Record<string, Scalar>;
 
 export interface FairWitness {
-  nearest_row?: { row: number; differs: string[] } | null;
+  nearest_row?: { row: number; index?: string; differs: string[] } | null;
   label?: number;
   label_name?: string;
   label_prime?: number;
@@ -93,6 +93,7 @@ export interface GroupHarm {
 
 export interface RowFlip {
   row: number;
+  index?: string; // a DataFrame's index label of the row
   group: string;
   decision: string;
   score: number;
