@@ -36,7 +36,7 @@ bool Env::over_memory_limit() const {
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
   std::int64_t next = memory_.next_check_ns.load(std::memory_order_relaxed);
   if (now < next || !memory_.next_check_ns.compare_exchange_strong(next, now + 20'000'000)) return false;
-  if (resident_megabytes() < limit) return false;
+  if (resident_megabytes() + memory_.reserve_mb.load(std::memory_order_relaxed) < limit) return false;
   memory_.exceeded.store(true, std::memory_order_relaxed);
   return true;
 }

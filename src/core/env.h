@@ -48,6 +48,9 @@ class Env {
   // cancel flag stopped the run before its time limit, else "time limit".
   [[nodiscard]] const char* stop_reason() const;
   [[nodiscard]] bool over_memory_limit() const;  // latched: once past, stays past
+  // Memory the run still needs to finish (to assemble its answer), counted against --memory-limit
+  // beside the resident size, so that the limit holds to the end and not only to the stop.
+  void set_memory_reserve(double megabytes) const { memory_.reserve_mb.store(megabytes, std::memory_order_relaxed); }
   // Seconds to the time limit: infinity without one, 0 once expired() for any reason.
   [[nodiscard]] double seconds_left() const;
   // A flag another thread raises to stop the run (witness serve's cancel button): expired() then
@@ -76,6 +79,7 @@ class Env {
     MemoryGauge& operator=(const MemoryGauge& /*other*/) { return *this; }
     mutable std::atomic<std::int64_t> next_check_ns{0};
     mutable std::atomic<bool> exceeded{false};
+    mutable std::atomic<double> reserve_mb{0.0};
   } memory_;
 };
 

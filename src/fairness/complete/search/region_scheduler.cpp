@@ -65,6 +65,9 @@ SearchState RegionScheduler::search(std::optional<SearchState> start) {
     auto last_save = std::chrono::steady_clock::now();
     std::unique_lock lock(done_mutex);
     while (!done) {
+      // The answer gathers the open regions into one list while the queues still hold them.
+      env_.set_memory_reserve(static_cast<double>(std::max(0L, pending_.load())) *
+                              static_cast<double>(sizeof(SearchRegion)) / 1048576.0);
       if (should_stop()) {
         {
           std::lock_guard tally_lock(mutex_);
@@ -96,6 +99,7 @@ SearchState RegionScheduler::search(std::optional<SearchState> start) {
     }
     done_cv.notify_all();
     watchdog.join();
+    env_.set_memory_reserve(0.0);
   };
   const std::unique_ptr<RegionScratch> first_scratch = regions_.scratch();
   try {
@@ -144,8 +148,15 @@ SearchState RegionScheduler::search(std::optional<SearchState> start) {
   final_state.part = part_, final_state.parts = parts_, final_state.header = header_;
   final_state.answer = answer_ ? answer_->parts() : QuantifyAnswer::Parts{};
   final_state.tally = std::move(tally_);
-  for (auto& q : queues_)
+  // Sized once, and each queue's storage freed as it is emptied: a run stopped at its memory limit
+  // with 200,000 regions open would otherwise hold them twice over while the vector doubled.
+  std::size_t open = final_state.tally.left.size();
+  for (auto& q : queues_) open += q->heap.size();
+  final_state.tally.left.reserve(open);
+  for (auto& q : queues_) {
     for (SearchRegion& g : q->heap) final_state.tally.left.push_back(std::move(g));
+    std::vector<SearchRegion>().swap(q->heap);
+  }
   if (save_) save_(final_state);
   return final_state;
 }
