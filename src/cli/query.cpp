@@ -57,8 +57,11 @@ int run_query_command(const QueryArgs& args) {
     a.semantics = q.semantics;
     a.status = QueryAnswer::Status::Unknown;
     const std::size_t left = queries.size() - answered - 1;
-    a.reason_unknown = fmt::format("time limit ({} s): the solver did not stop in time, so witness ended{}", limit,
-                                   left == 0 ? "" : fmt::format("; the {} queries after it were not asked", left));
+    const std::string unasked = left == 1  ? "; the query after it was not asked"
+                                : left > 1 ? fmt::format("; the {} queries after it were not asked", left)
+                                           : "";
+    a.reason_unknown =
+        fmt::format("time limit ({} s): the solver did not stop in time, so witness ended{}", limit, unasked);
     a.seconds = limit + last_resort_grace(limit);
     if (args.json) {
       so_far.push_back(query_json(q, a));

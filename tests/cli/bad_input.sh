@@ -63,7 +63,8 @@ for cmd in "info $B/models/adult/AC1.h5" "predict $B/models/german/GC1.h5 $B/dat
   timeout 60 "$W" $cmd >/dev/full 2>"$T/err"
   rc=$?
   [[ $rc -eq 1 ]] && grep -q "^error: cannot write the answer to standard output" "$T/err"
-  check "${cmd%% *} > /dev/full: exit $rc (want 1), stderr: $(head -c 200 "$T/err")" $?
+  ok=$?  # before check: the message's $(...) would reset $?
+  check "${cmd%% *} > /dev/full: exit $rc (want 1), stderr: $(head -c 200 "$T/err")" $ok
 done
 
 # Output files are checked before the run: an unwritable one is an input error at once.
@@ -87,7 +88,8 @@ expect_input_error "query with a 100,000-term expression" "more than 2000 operat
 # A solver memory limit too small to start Z3: each query is unknown (out of memory), never a crash.
 run_witness 60 "$T/mem.txt" query "$SRC/examples/soid/diabetes/weight.toml" --query-memory-limit 1
 [[ $rc -eq 20 ]] && grep -q "out of memory" "$T/mem.txt"
-check "query --query-memory-limit 1: rc=$rc (want 20), $(head -c 300 "$T/mem.txt") $(head -c 200 "$T/err")" $?
+ok=$?  # before check: the message's $(...) would reset $?
+check "query --query-memory-limit 1: rc=$rc (want 20), $(head -c 300 "$T/mem.txt") $(head -c 200 "$T/err")" $ok
 
 # Malformed schemas, data files and command lines are cases in tests/regress/cases (bad_schema_*,
 # bad_data_*, bad_bias_*, bad_unknown_command).

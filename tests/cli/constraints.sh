@@ -38,7 +38,8 @@ for e in auto complete dual; do
   run_witness 120 "$T/f.txt" fair "$AC1" --schema "$S" --protected sex --engine "$e" --max-witnesses 3 \
     --witnesses-out "$T/w_$e.csv" --time-limit 30
   [[ $rc -eq 10 ]] && valid_pairs "$T/w_$e.csv"
-  check "fair --engine $e: witnesses of people who can exist (rc $rc) $(head -c 300 "$T/err")" $?
+  ok=$?  # before check: the message's $(...) would reset $?
+  check "fair --engine $e: witnesses of people who can exist (rc $rc) $(head -c 300 "$T/err")" $ok
   # The branch and bound finds all three at once; under auto, falsification finding fewer first must
   # neither stop it nor leave the rest to the slow solver top-up (it did, 1 run in 4).
   [[ $e == dual ]] || { [[ $(wc -l <"$T/w_$e.csv") -eq 4 ]] && grep -q "3 witnesses found, as asked" "$T/f.txt"; }
@@ -68,7 +69,8 @@ check "at least two methods found valid discriminatory pairs ($found)" $?
 
 run_witness 60 "$T/b.json" bias "$AC1" --schema "$S" --protected sex --samples 20000 --json
 [[ $rc -eq 0 ]] && json_check "$T/b.json" 'd["drawn"] == 20000 and 0 < d["samples"] < 20000'
-check "bias: draws valid pairs only and reports how many it kept: $(head -c 300 "$T/b.json")" $?
+ok=$?  # before check: the message's $(...) would reset $?
+check "bias: draws valid pairs only and reports how many it kept: $(head -c 300 "$T/b.json")" $ok
 
 # --quantify over valid people: the points that count are those the rules allow (education-num
 # follows education: 1/16 of the box; spouses: 4/6 + 2/6 x 2/7 of the rest), known from the start
@@ -78,7 +80,8 @@ run_witness 60 "$T/q.json" fair "$AC1" --schema "$S" --protected sex --quantify 
 [[ $rc -eq 10 ]] && json_check "$T/q.json" "abs(d['domain']['points'] - 7.86268e14 / 16 * (4 / 6 + 2 / 6 * 2 / 7)) < 1e10 \
   and d['domain']['constraints_applied'] and 1 <= d['witness']['nearest_row']['row'] <= 45222 \
   and set(d['witness']['nearest_row']['differs']) <= set(d['witness']['x_named'])"
-check "fair --quantify: shares over the valid points, the witness's nearest data row (rc $rc): $(head -c 300 "$T/err")" $?
+ok=$?  # before check: the message's $(...) would reset $?
+check "fair --quantify: shares over the valid points, the witness's nearest data row (rc $rc): $(head -c 300 "$T/err")" $ok
 
 # --near-data K: boxes around the data rows. K = 0 is the rows themselves, so the share equals the
 # data rows' own count (an independent check); K = 2 over valid people finishes exactly.
@@ -87,7 +90,8 @@ run_witness 120 "$T/n0.json" fair "$AC1" --schema "$B/adult.toml" --protected se
   --near-data 0 --quantify --json
 [[ $rc -eq 10 || $rc -eq 0 ]] && json_check "$T/n0.json" "d['falsified'] == d['data']['share'] and d['undecided'] == 0 \
   and d['data']['rows'] == 300 and d['exhaustive'] == (d['verdict'] == 'witness')"
-check "fair --near-data 0: the share of the rows themselves (rc $rc): $(head -c 300 "$T/err")" $?
+ok=$?  # before check: the message's $(...) would reset $?
+check "fair --near-data 0: the share of the rows themselves (rc $rc): $(head -c 300 "$T/err")" $ok
 run_witness 120 "$T/n2.txt" fair "$AC1" --schema "$S" --protected sex --data "$T/rows.csv" --near-data 2 --quantify \
   --witnesses-out "$T/w_near.csv" --max-witnesses 3
 [[ $rc -eq 10 ]] && grep -q "undecided 0%" "$T/n2.txt" && grep -q "boxes of +-2 around" "$T/n2.txt" &&

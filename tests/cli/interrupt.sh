@@ -34,19 +34,22 @@ PYEOF
 interrupt 4 "$T/q.txt" fair "$B/models/adult/AC4.h5" --schema "$B/adult.toml" --protected sex --quantify --time-limit 120
 [[ $rc -eq 130 ]] && grep -q "domain: certified" "$T/q.txt" && grep -q "interrupted" "$T/err" &&
   awk -v s="$secs" 'BEGIN { exit !(s < 15) }'
-check "fair --quantify interrupted: rc=$rc (want 130) after $secs s; $(head -c 300 "$T/q.txt") $(head -c 300 "$T/err")" $?
+ok=$?  # before check: the message's $(...) would reset $?
+check "fair --quantify interrupted: rc=$rc (want 130) after $secs s; $(head -c 300 "$T/q.txt") $(head -c 300 "$T/err")" $ok
 
 # The same in JSON: one whole document, the shares in it.
 interrupt 4 "$T/q.json" fair "$B/models/adult/AC4.h5" --schema "$B/adult.toml" --protected sex --quantify \
   --time-limit 120 --json
 [[ $rc -eq 130 ]] && json_check "$T/q.json" 'd["verdict"] != "verified" and "certified" in d'
-check "fair --quantify --json interrupted: rc=$rc (want 130); $(head -c 300 "$T/q.json")" $?
+ok=$?  # before check: the message's $(...) would reset $?
+check "fair --quantify --json interrupted: rc=$rc (want 130); $(head -c 300 "$T/q.json")" $ok
 
 # Black-box testing: the pairs found before the signal are printed.
-interrupt 4 "$T/t.txt" test "$B/models/adult/AC1.h5" --schema "$B/adult.toml" --protected sex --method random \
+interrupt 4 "$T/t.txt" test "$B/models/adult/AC1.h5" --schema "$B/adult.toml" --protected sex --method random-pairs \
   --time-limit 120
 [[ $rc -eq 130 ]] && grep -q "discriminatory" "$T/t.txt"
-check "test interrupted: rc=$rc (want 130); $(head -c 300 "$T/t.txt") $(head -c 300 "$T/err")" $?
+ok=$?  # before check: the message's $(...) would reset $?
+check "test interrupted: rc=$rc (want 130); $(head -c 300 "$T/t.txt") $(head -c 300 "$T/err")" $ok
 
 # A program query: the compiler and the replay get the signal too; no witness-program-* folder is left.
 mkdir -p "$T/tmp"

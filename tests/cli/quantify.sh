@@ -63,7 +63,8 @@ check "numpy truth: $UNFAIR unfair of $POINTS points" $?
 run_witness 60 "$T/q.json" fair "$NET" --schema "$SCHEMA" --quantify --json --regions-out "$T/r.csv" \
   --data "$T/all.csv" --max-regions 100000
 [[ $rc -eq 10 ]]
-check "quantify 2x20: exit $rc (want 10), stderr: $(head -c 300 "$T/err")" $?
+ok=$?  # before check: the message's $(...) would reset $?
+check "quantify 2x20: exit $rc (want 10), stderr: $(head -c 300 "$T/err")" $ok
 json_check "$T/q.json" "d['domain']['exact'] and d['domain']['points'] == 624 and
   d['domain']['falsified_points'] == $UNFAIR and d['undecided'] == 0 and d['certified'] + d['falsified'] == 1 and
   abs(d['falsified'] - $UNFAIR / 624) < 1e-15"
@@ -109,7 +110,8 @@ narrow='d["estimate"]["hi"] - d["estimate"]["lo"] < d["undecided"] / 2'
 json_check "$T/gc1.json" 'd["estimate"]["samples"] >= 200 and d["estimate"]["confidence"] == 0.95 and
   d["falsified"] <= d["estimate"]["lo"] <= d["estimate"]["falsified"] <= d["estimate"]["hi"] <= d["falsified"] + d["undecided"]
   and '"$narrow"
-check "GC1 quantify, 1 s: an estimate within the sound interval, narrower than it: $(head -c 400 "$T/gc1.json")" $?
+ok=$?  # before check: the message's $(...) would reset $?
+check "GC1 quantify, 1 s: an estimate within the sound interval, narrower than it: $(head -c 400 "$T/gc1.json")" $ok
 json_check "$T/q.json" '"estimate" not in d'
 check "an exact answer has no estimate" $?
 
@@ -131,12 +133,15 @@ changed=$("$PY" -c 'import json, sys
 w = json.load(open(sys.argv[1]))["witness"]
 print(", ".join(k for k in w["x_named"] if w["x_named"][k] != w["x_prime_named"][k]))' "$T/two.json")
 grep -q "they differ only in $changed\$" "$T/two.txt"
-check "witness header names only the changed attributes ($changed): $(head -1 "$T/two.txt")" $?
+ok=$?  # before check: the message's $(...) would reset $?
+check "witness header names only the changed attributes ($changed): $(head -1 "$T/two.txt")" $ok
 
-# Labels are quoted the same way everywhere: GC5's age labels hold '=' (">=26").
+# Labels are quoted the same way everywhere: GC5's label ">=26" holds '=' and is quoted in x and x'
+# alike ("<26" needs no quotes).
 run_witness 60 "$T/gc5.txt" fair "$B/models/german/GC5.h5" --schema "$B/german.toml" --protected age --engine complete
-grep -Eq '^  x : .*, age=("<26"|">=26"), ' "$T/gc5.txt" && grep -Eq "^  x': age=(\"<26\"|\">=26\") \(the rest as x\)" "$T/gc5.txt"
-check "quoted labels in x and x' alike: $(grep -E "^  x'" "$T/gc5.txt")" $?
+grep -Eq '^  x : .*, age=(<26|">=26"), ' "$T/gc5.txt" && grep -Eq "^  x': age=(<26|\">=26\") \(the rest as x\)" "$T/gc5.txt"
+ok=$?  # before check: the message's $(...) would reset $?
+check "quoted labels in x and x' alike: $(grep -E "^  x'" "$T/gc5.txt")" $ok
 
 # A wider, deeper network (8 x 400) over the same 624 points: a time limit that cuts the
 # enumeration short is kept to within a second, and the shares still add up to 1.
@@ -155,8 +160,9 @@ check "8 x 400 --time-limit 0.3: engine stopped within $slack s of the limit (pr
 run_witness 60 "$T/v.txt" fair "$B/models/german/GC1.h5" --schema "$B/german.toml" --protected age --quantify \
   --time-limit 2 --verbose 1
 grep -q "^witness: fair: GC1" "$T/err" && grep -q "^witness: .* s: decided" "$T/err" &&
-  grep -q "^witness: complete.regions = " "$T/err"
-check "--verbose 1: the run, progress lines and counters on stderr: $(head -c 300 "$T/err")" $?
+  grep -q "^stats: complete.regions = " "$T/err"
+ok=$?  # before check: the message's $(...) would reset $?
+check "--verbose 1: the run, progress lines and counters on stderr: $(head -c 300 "$T/err")" $ok
 
 expect_input_error "--data: not a CSV of the schema" "missing columns" "$W" fair "$NET" --schema "$SCHEMA" --quantify \
   --data "$SRC/tests/cli/quantify.sh"

@@ -197,9 +197,11 @@ json_fields "$T/hard.json" "--query-time-limit 0.5"
 json_check "$T/hard.json" 'd["queries"][0]["name"] == "hard" and d["queries"][0]["answer"] is None
   and isinstance(d["queries"][0]["reason_unknown"], str) and d["queries"][0]["reason_unknown"] != ""
   and d["queries"][0]["scenario"] is None and d["queries"][1]["name"] == "verify" and d["queries"][1]["answer"] is True'
-check "--query-time-limit 0.5: hard answers null with a reason_unknown; verify is still answered ($(head -c 1500 "$T/hard.json"))" $?
+ok=$?  # before check: the message's $(...) would reset $?
+check "--query-time-limit 0.5: hard answers null with a reason_unknown; verify is still answered ($(head -c 1500 "$T/hard.json"))" $ok
 json_check "$T/hard.json" 'd["queries"][0]["seconds"] < 15'
-check "--query-time-limit 0.5: the hard query stops within 15 s (without a limit it runs for minutes) ($(grep -m1 '"seconds"' "$T/hard.json"))" $?
+ok=$?  # before check: the message's $(...) would reset $?
+check "--query-time-limit 0.5: the hard query stops within 15 s (without a limit it runs for minutes) ($(grep -m1 '"seconds"' "$T/hard.json"))" $ok
 run_query "$T/hard.txt" "$T/hard.toml" --query-time-limit 0.5
 expect_rc 20 "--query-time-limit 0.5, text"
 grep -q '^hard (might .*unknown: the solver gave up' "$T/hard.txt"
@@ -207,10 +209,17 @@ check "--query-time-limit 0.5, text: says unknown" $?
 # (1.5 s: under CI's load, starting and reading the model took a good part of 0.5 s.)
 run_query "$T/run.json" "$T/hard.toml" "$D/verify.toml" --json --time-limit 1.5
 expect_rc 20 "--time-limit 1.5"
-json_check "$T/run.json" 'd["queries"][0]["answer"] is None and d["queries"][0]["seconds"] < 15
-  and d["queries"][1]["name"] == "verify" and d["queries"][1]["answer"] is None
-  and "used up" in d["queries"][1]["reason_unknown"]'
-check "--time-limit 1.5 (the run's): hard gives up, verify is unknown, not asked ($(head -c 1500 "$T/run.json"))" $?
+# The hard query may stop a few milliseconds before the run's limit (verify is then asked in what is
+# left, and answered at once), or, under load, Z3 may not stop in time (the run then ends at its
+# hard deadline and says that verify was not asked).
+json_check "$T/run.json" 'd["queries"][0]["answer"] is None and d["queries"][0]["seconds"] < 15 and (
+    (len(d["queries"]) == 1 and "the query after it was not asked" in d["queries"][0]["reason_unknown"])
+    or (d["queries"][1]["name"] == "verify" and d["queries"][1]["answer"] is None
+        and "used up" in d["queries"][1]["reason_unknown"])
+    or (d["queries"][1]["name"] == "verify" and d["queries"][1]["answer"] is True
+        and d["queries"][0]["seconds"] + d["queries"][1]["seconds"] < 2.5))'
+ok=$?  # before check: the message's $(...) would reset $?
+check "--time-limit 1.5 (the run's): hard gives up, verify is not asked past the limit ($(head -c 1500 "$T/run.json"))" $ok
 
 # 5. Malformed query files: exit 2, one `error:` line naming the file, the line and the column.
 # bad NAME BODY: $T/NAME.toml is a diabetes query whose lines 3.. are BODY, then the inputs.
