@@ -84,12 +84,21 @@ ContextGraveyard& graveyard() {
   return g;
 }
 
+std::atomic<double> solver_memory_mb{0.0};  // what limit_solver_memory set (0: none)
+// What Z3 4.8.12 counts for one new context (Z3_get_estimated_alloc_size before and after).
+constexpr double kContextBytes = 17.2e6;
+
 }  // namespace
 
 RetiringContext::RetiringContext() {
   (void)graveyard();
   // z3::context dereferences the context Z3 made without looking: under a memory_max_size that
-  // is already used up Z3 returns none, and the constructor would crash. Ask first.
+  // is already used up Z3 returns none, and the constructor would crash. Ask first; and where the
+  // bound surely leaves no room for a context, do not ask, since a context that Z3 fails to make
+  // leaks what it had allocated (8.5 MB under a 1 MB bound).
+  const double limit_mb = solver_memory_mb.load();
+  if (limit_mb > 0 && static_cast<double>(Z3_get_estimated_alloc_size()) + kContextBytes > limit_mb * 1024.0 * 1024.0)
+    throw z3::exception("out of memory: the solver cannot start under its memory limit");
   Z3_config config = Z3_mk_config();
   Z3_context probe = Z3_mk_context_rc(config);
   Z3_del_config(config);
@@ -101,7 +110,9 @@ RetiringContext::~RetiringContext() { graveyard().bury(std::move(ctx_), std::mov
 bool contexts_retiring() { return graveyard().busy(); }
 
 void limit_solver_memory(double megabytes) {
-  if (megabytes > 0) z3::set_param("memory_max_size", static_cast<int>(std::min(megabytes, 1.0e9)));
+  if (megabytes <= 0) return;
+  z3::set_param("memory_max_size", static_cast<int>(std::min(megabytes, 1.0e9)));
+  solver_memory_mb = std::min(megabytes, 1.0e9);
 }
 
 bool is_z3_resource_message(const std::string& msg) {
