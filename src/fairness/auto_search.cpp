@@ -21,8 +21,7 @@ namespace {
 void pool_witnesses(std::vector<WitnessPair>& into, std::vector<WitnessPair> more, int max) {
   for (WitnessPair& w : more) {
     if (static_cast<int>(into.size()) >= std::max(1, max)) return;
-    const bool known = std::any_of(into.begin(), into.end(),
-                                   [&](const WitnessPair& v) { return v.raw == w.raw && v.raw_prime == w.raw_prime; });
+    const bool known = std::any_of(into.begin(), into.end(), [&](const WitnessPair& v) { return same_people(v, w); });
     if (!known) into.push_back(std::move(w));
   }
 }

@@ -51,6 +51,11 @@ struct WitnessPair {
   std::vector<int> nearest_differs;
 };
 
+// The same two people (raw values of x and x'): a witness found twice is reported once.
+[[nodiscard]] inline bool same_people(const WitnessPair& a, const WitnessPair& b) {
+  return a.raw == b.raw && a.raw_prime == b.raw_prime;
+}
+
 // Sets nearest_row and nearest_differs of each witness: the data row (raw, [features][rows]) with
 // the fewest features different from x (the first such row).
 void find_nearest_rows(const Eigen::MatrixXd& raw_rows, std::vector<WitnessPair>& witnesses);

@@ -275,9 +275,8 @@ void RegionScheduler::commit(unsigned id, const SearchRegion* parent, RegionOutc
     t.invalid += out.invalid;
     for (auto& w : out.witnesses) {
       if (static_cast<int>(t.witnesses.size()) >= signals_.max_witnesses()) break;
-      const bool seen = std::any_of(t.witnesses.begin(), t.witnesses.end(), [&w](const WitnessPair& o) {
-        return o.raw == w.raw && o.raw_prime == w.raw_prime;
-      });
+      const bool seen =
+          std::any_of(t.witnesses.begin(), t.witnesses.end(), [&w](const WitnessPair& o) { return same_people(o, w); });
       if (!seen) t.witnesses.push_back(std::move(w));
     }
     signals_.witnesses_found = static_cast<int>(t.witnesses.size());
@@ -547,12 +546,11 @@ std::vector<RegionScheduler::RankedWitness> RegionScheduler::first_ahead(const s
     return a->rank > b->rank || (a->rank == b->rank && a->index < b->index);
   });
   std::vector<RankedWitness> first;
-  auto same = [](const WitnessPair& a, const WitnessPair& b) { return a.raw == b.raw && a.raw_prime == b.raw_prime; };
   for (const RankedWitness* w : order) {
     if (before.size() + first.size() >= static_cast<std::size_t>(signals_.max_witnesses())) break;
     const bool seen =
-        std::any_of(before.begin(), before.end(), [&](const WitnessPair& b) { return same(b, w->pair); }) ||
-        std::any_of(first.begin(), first.end(), [&](const RankedWitness& f) { return same(f.pair, w->pair); });
+        std::any_of(before.begin(), before.end(), [&](const WitnessPair& b) { return same_people(b, w->pair); }) ||
+        std::any_of(first.begin(), first.end(), [&](const RankedWitness& f) { return same_people(f.pair, w->pair); });
     if (!seen) first.push_back(*w);
   }
   return first;
