@@ -9,6 +9,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bounds/relu_network.h"
@@ -17,6 +18,7 @@
 #include "model/model.h"
 #include "solver/rational.h"
 #include "support/paths.h"
+#include "support/sanitized.h"
 
 namespace witness {
 namespace {
@@ -170,11 +172,11 @@ std::vector<Eigen::VectorXd> sample_points(std::mt19937_64& rng, const Box& box,
 
 constexpr int kNetworks = 50;
 
-// body(net, rng) for each of the kNetworks random networks (seeds 700, 701, ...) under a trace
-// naming it, with an rng seeded rng_seed + s; stops at the first fatal failure, as a loop would.
+// body(net, rng) for each of the first `networks` random networks (seeds 700, 701, ...) under a
+// trace naming it, with an rng seeded rng_seed + s; stops at the first fatal failure, as a loop would.
 template <class Body>
-void for_each_network(std::uint64_t rng_seed, Body&& body) {
-  for (int s = 0; s < kNetworks; ++s) {
+void for_each_network(std::uint64_t rng_seed, int networks, Body&& body) {
+  for (int s = 0; s < networks; ++s) {
     SCOPED_TRACE("network " + std::to_string(s));
     const ReluNetwork net = random_network(700 + static_cast<std::uint64_t>(s));
     std::mt19937_64 rng(rng_seed + static_cast<std::uint64_t>(s));
@@ -182,6 +184,13 @@ void for_each_network(std::uint64_t rng_seed, Body&& body) {
     if (::testing::Test::HasFatalFailure()) return;
   }
 }
+template <class Body>
+void for_each_network(std::uint64_t rng_seed, Body&& body) {
+  for_each_network(rng_seed, kNetworks, std::forward<Body>(body));
+}
+// The heaviest exact checks (rational arithmetic at every sampled point) see 20 of them under the
+// sanitizers.
+const int kExactNetworks = test::sized(kNetworks, 20);
 
 // Every layer's exact pre-activations at every point lie in the bounds.
 void expect_sound(const NetworkBounds& nb, const ExactNet& e, const std::vector<Eigen::VectorXd>& points,
@@ -246,7 +255,7 @@ void expect_linear_bounds(const NetworkBounds& nb, const ExactNet& e, const std:
 // for wide deep networks) contain the exact values, and their output's linear bounds hold.
 TEST(BoundPropagator, BothModesContainTheExactValuesAndLinearBoundsHold) {
   int unstable = 0;
-  for_each_network(9100, [&](const ReluNetwork& net, std::mt19937_64& rng) {
+  for_each_network(9100, kExactNetworks, [&](const ReluNetwork& net, std::mt19937_64& rng) {
     const ExactNet e = exact_of(net);
     BoundPropagator backward(net), forward(net);
     backward.set_forward_mode(false);
@@ -423,7 +432,7 @@ PairBoxes random_pair(std::mt19937_64& rng, int n) {
 
 TEST(BoundPropagator, DifferenceContainsTheExactDifference) {
   int nonzero = 0;
-  for_each_network(4242, [&](const ReluNetwork& net, std::mt19937_64& rng) {
+  for_each_network(4242, kExactNetworks, [&](const ReluNetwork& net, std::mt19937_64& rng) {
     const ExactNet e = exact_of(net);
     const BoundPropagator bp(net);
     std::uniform_real_distribution<double> u(0.0, 1.0);

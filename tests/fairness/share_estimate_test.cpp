@@ -10,10 +10,12 @@
 #include <deque>
 #include <iostream>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "fairness/complete/complete_search.h"
 #include "fairness/complete/network/network_regions.h"
+#include "support/sanitized.h"
 #include "tiny_networks.h"
 
 namespace witness {
@@ -45,7 +47,9 @@ std::int64_t unfair_points_one_by_one(const test::Tiny& t, const NetworkRegions&
 }
 
 TEST(ShareEstimate, PointsDecidedOneByOneAgreeWithTheExactCount) {
-  for (const std::string rules : {"", R"(constraints = ['c <= a', 'k in {w} -> p in {true}'])"}) {
+  // Under the sanitizers the constrained domain only (its valid points are the harder count).
+  const std::vector<std::string> domains = {R"(constraints = ['c <= a', 'k in {w} -> p in {true}'])", ""};
+  for (const std::string& rules : test::sampled(domains, 2)) {
     const test::Tiny t = test::medium_tiny(3, rules);
     CompleteSearchOptions o;
     o.protected_features = t.prot;
