@@ -16,7 +16,7 @@ namespace witness {
 
 std::string row_name(const std::vector<std::string>& labels, std::int64_t row) {
   if (row >= 0 && static_cast<std::size_t>(row) < labels.size())
-    return "index " + labels[static_cast<std::size_t>(row)];
+    return "index " + quoted_value(labels[static_cast<std::size_t>(row)]);
   return fmt::format("row {}", row + 1);
 }
 

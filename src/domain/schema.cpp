@@ -630,12 +630,30 @@ std::string Schema::display_row(const Eigen::Ref<const Eigen::VectorXd>& raw) co
   return out;
 }
 
-std::string Schema::display_quoted(int feature, double raw) const {
-  std::string v = display(feature, raw);
-  // Quote labels that would make a list ambiguous ("1-4 years", "a,b").
-  if (v.find_first_of(" ,=\"\t") == std::string::npos) return v;
+std::string Schema::display_quoted(int feature, double raw) const { return quoted_value(display(feature, raw)); }
+
+std::string quoted_value(std::string_view text) {
+  const auto control = [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; };
+  // Quote labels that would make a list ambiguous ("1-4 years", "a,b") or break its line.
+  if (text.find_first_of(" ,=\"") == std::string_view::npos && std::none_of(text.begin(), text.end(), control))
+    return std::string(text);
   std::string q = "\"";
-  for (char c : v) q += c == '"' ? std::string("\\\"") : std::string(1, c);
+  for (const char c : text) {
+    if (c == '"' || c == '\\') {
+      q += '\\';
+      q += c;
+    } else if (c == '\n') {
+      q += "\\n";
+    } else if (c == '\r') {
+      q += "\\r";
+    } else if (c == '\t') {
+      q += "\\t";
+    } else if (control(c)) {
+      q += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+    } else {
+      q += c;
+    }
+  }
   return q + "\"";
 }
 

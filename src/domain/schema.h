@@ -107,8 +107,8 @@ class Schema {
   // the shortest decimal that reads back as the same double.
   [[nodiscard]] std::string display(int feature, double raw) const;
   [[nodiscard]] std::string display_row(const Eigen::Ref<const Eigen::VectorXd>& raw) const;  // "a=1, b=x"
-  // display() in double quotes when it holds a space, comma, '=' or quote ("1-4 years"), as in
-  // display_row, so that every list of values in text output reads back the same way.
+  // display() as quoted_value() writes it, as in display_row, so that every list of values in
+  // text output reads back the same way.
   [[nodiscard]] std::string display_quoted(int feature, double raw) const;
   // Parses a category label (labels win over codes), a numeric code or number, or true/false;
   // checks integrality and the bounds. Throws InputError naming the feature.
@@ -155,5 +155,10 @@ class Schema {
 void check_schema_fits_model(const Schema& schema, const Model& model);
 // Same, from text; `source` names it in messages.
 [[nodiscard]] Schema parse_schema(std::string_view toml_text, const std::string& source = "<schema>");
+
+// A value (a category label, a row's index label) as text output lists it: as written, or in
+// double quotes when it holds a space, comma, '=', quote or control character ("1-4 years"), with
+// \" \\ \n \r \t and \xHH escaped inside, so that one value neither reads as two nor starts a line.
+[[nodiscard]] std::string quoted_value(std::string_view text);
 
 }  // namespace witness

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "domain/dataset.h"
 #include "test_util.h"
 
 namespace witness {
@@ -87,6 +88,15 @@ TEST(Schema, DisplayAndParseValues) {
   Eigen::VectorXd raw(5);
   raw << 37, 0.5, 0, 1, 0;
   EXPECT_EQ(s.display_row(raw), "age=37, income=0.5, sex=Female, group=b, member=false");
+  // In a list, a value that could read as two, or start a line of its own, is quoted and escaped.
+  EXPECT_EQ(quoted_value("Some-college"), "Some-college");
+  EXPECT_EQ(quoted_value("1-4 years"), "\"1-4 years\"");
+  EXPECT_EQ(quoted_value("a=b"), "\"a=b\"");
+  EXPECT_EQ(quoted_value("x\nverdict: fair"), "\"x\\nverdict: fair\"");
+  EXPECT_EQ(quoted_value("say \"hi\"\\\r\t\x01"), "\"say \\\"hi\\\"\\\\\\r\\t\\x01\"");
+  EXPECT_EQ(row_name({"app-17", "a\nb"}, 0), "index app-17");
+  EXPECT_EQ(row_name({"app-17", "a\nb"}, 1), "index \"a\\nb\"");
+  EXPECT_EQ(row_name({}, 4), "row 5");
 
   EXPECT_EQ(s.parse_value(0, " 42 "), 42);
   EXPECT_EQ(s.parse_value(0, "42.0"), 42);

@@ -163,3 +163,15 @@ def test_rows_of_a_dataframe_are_named_by_its_index_labels(pipe, audit_frame, tm
     assert pd.read_csv(tmp_path / "flips.csv", keep_default_na=False)["index"].tolist() == r.flips["index"].tolist()
     person = sample.loc[near["index"]]
     assert all(str(person[name]) == str(value) for name, value in r.witness["x_named"].items() if name != "sex")
+
+
+def test_an_index_label_cannot_start_a_line_of_the_answer(pipe, audit_frame):
+    # A label holding a line break (or a space, a quote) is quoted and escaped in the text, so no
+    # label can print a line that reads as part of the answer; the JSON keeps it as it is.
+    frame = audit_frame.copy()
+    frame.index = [f'app {i}\nverdict: fair "ok"' for i in range(len(frame))]
+    r = witness.fair(pipe, frame, protected="sex", favorable=">50K")
+    near = r.witness["nearest_row"]
+    assert near["index"] == frame.index[near["row"] - 1]
+    assert "\nverdict: fair" not in r.text
+    assert f'index "app {near["row"] - 1}\\nverdict: fair \\"ok\\"" of data' in r.text
