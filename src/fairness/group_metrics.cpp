@@ -142,8 +142,8 @@ GroupTable table_of(const std::vector<GroupColumn>& all, const std::vector<std::
     g.unknown = key.first;
     g.values = std::move(cat.shown);
     for (std::size_t j = 0; j < columns.size(); ++j)
-      g.group +=
-          fmt::format("{}{}={}", j == 0 ? "" : ", ", t.columns[j], g.values[j].empty() ? "unknown" : g.values[j]);
+      g.group += fmt::format("{}{}={}", j == 0 ? "" : ", ", t.columns[j],
+                             g.values[j].empty() ? "unknown" : quoted_value(g.values[j]));
     const Counts& k = cat.counts;
     g.rows = k.rows;
     g.favorable = make_rate(k.favored, k.rows);

@@ -107,7 +107,7 @@ TEST(RowAudit, RowsAndTwinsOutsideTheRulesAreNotCompared) {
 }
 
 // The group table: rates, impact ratios and true/false positive rates equal hand counts; a column
-// the model does not read groups the rows too, unknowns apart.
+// the model does not read groups the rows too, unknowns apart; a hostile label stays on one line.
 TEST(GroupMetrics, RatesAndRatiosAgreeWithCounts) {
   const test::Tiny t = test::random_tiny(5);
   const Eigen::MatrixXd raw = random_rows(t.schema, 500, 3);
@@ -117,7 +117,7 @@ TEST(GroupMetrics, RatesAndRatiosAgreeWithCounts) {
   std::vector<std::string> kept;
   std::mt19937_64 rng(5);
   for (Eigen::Index j = 0; j < raw.cols(); ++j) {
-    kept.push_back(rng() % 7 == 0 ? "" : rng() % 2 == 0 ? "x" : "y");
+    kept.push_back(rng() % 7 == 0 ? "" : rng() % 2 == 0 ? "x\nverdict: fair" : "y");  // a label with a line break
     d.labels.push_back(static_cast<int>(rng() % 2));
   }
   d.label_column = "truth";
@@ -131,6 +131,10 @@ TEST(GroupMetrics, RatesAndRatiosAgreeWithCounts) {
   const GroupTable& g = m.tables[0];
   ASSERT_EQ(g.groups.size(), 3U);  // x, y, unknown (last)
   EXPECT_TRUE(g.groups[2].unknown);
+  // The group's name lists the value as text output does: quoted and escaped, on one line.
+  EXPECT_EQ(g.groups[0].values[0], "x\nverdict: fair");
+  EXPECT_EQ(g.groups[0].group, "kept_column=\"x\\nverdict: fair\"");
+  EXPECT_EQ(g.groups[1].group, "kept_column=y");
   double best = 0.0;
   for (const GroupRow& r : g.groups) {
     long long n = 0, fav = 0, pos = 0, tp = 0, neg = 0, fp = 0;
