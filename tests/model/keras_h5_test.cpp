@@ -33,7 +33,7 @@ namespace {
 namespace fs = std::filesystem;
 
 using test::kFairify;
-const std::string kAC1 = kFairify + "/models/adult/AC1.h5";
+const std::string kAC1 = WITNESS_SOURCE_DIR "/benchmarks/fairify/models/adult/AC1.h5";  // see test::kFairify
 
 struct Family {
   const char* dataset;

@@ -11,8 +11,11 @@
 
 namespace witness::test {
 
+// Each from a literal alone, and a test's own global path from WITNESS_SOURCE_DIR too, never from
+// these: the linker keeps one object's copy of an inline variable's initialiser, which may run after
+// a global of another object that reads it (kAC1 once read an empty kFairify).
 inline const std::string kSourceDir = WITNESS_SOURCE_DIR;
-inline const std::string kFairify = kSourceDir + "/benchmarks/fairify";
+inline const std::string kFairify = WITNESS_SOURCE_DIR "/benchmarks/fairify";
 
 inline std::string source_path(const std::string& rel) { return kSourceDir + "/" + rel; }
 
