@@ -90,6 +90,11 @@ void add_serve_command(CLI::App& app, int& status) {
                   "MiB one job's process may hold (its runs stop there; the process is bounded above it)")
       ->capture_default_str()
       ->check(CLI::Range(64.0, 1048576.0));
+  cmd->add_option("--request-grace", args->options.request_grace_seconds,
+                  "seconds a request may take to arrive, and its answer to leave, plus 1 s per 16 KiB (slower "
+                  "connections are cut)")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 3600.0));
   cmd->add_flag("--jobs-in-process", args->in_process,
                 "work jobs on threads of the server's own process (tests; a solver's crash then ends the server)");
   cmd->add_option("--token", args->options.token, "the access token (default: a random one, printed in the URL)");

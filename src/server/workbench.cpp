@@ -348,6 +348,7 @@ Workbench::Workbench(const WorkbenchOptions& options) : state_(std::make_unique<
     s.port = options.port;
   }
   s.http.set_listen_backlog(kListenBacklog);
+  s.http.set_pace(ConnectionPace{.grace_seconds = options.request_grace_seconds});
 }
 
 Workbench::~Workbench() { stop(); }

@@ -28,6 +28,7 @@ struct WorkbenchOptions {
   int threads = 8;                      // requests served at once
   double job_seconds = 600;             // a job's time limit (and the cap on the one asked for)
   double job_memory_mb = 4096;          // a job's memory (and the cap on the one asked for)
+  double request_grace_seconds = 10;    // a request's and an answer's time, plus 1 s per 16 KiB
   // The witness binary that works each job (and each GET /api/inputs) in a process of its own
   // (`serve-job`): a solver's crash or out-of-memory death then ends that job only. Empty: jobs
   // run on threads of this process.

@@ -25,6 +25,7 @@
 #include "fairness/complete/search/search_state_bytes.h"
 #include "fairness/complete/search/state_checks.h"
 #include "fairness/complete/trees/tree_search.h"
+#include "support/sanitized.h"
 #include "tiny_networks.h"
 
 namespace witness {
@@ -122,7 +123,7 @@ void expect_resumed_counts(const test::Tiny& t, bool trees, int budget, unsigned
 }
 
 TEST(SearchState, StoppedAndResumedNetworkSearchesEndWithTheSameCounts) {
-  for (std::uint64_t seed : {1, 2, 3}) {
+  for (std::uint64_t seed = 1; seed <= test::sized<std::uint64_t>(3, 2); ++seed) {  // seed 2 with 2 threads
     const test::Tiny t = test::medium_tiny(seed);
     expect_resumed_counts(t, false, 3, seed == 2 ? 2 : 1);
     expect_resumed_counts(t, false, 40, 2);
