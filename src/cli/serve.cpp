@@ -3,10 +3,12 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <thread>
+#include <utility>
 
 #include "cli/cli.h"
 #include "core/alarm.h"
@@ -26,6 +28,13 @@ struct ServeArgs {
 constexpr int kStopSeconds = 10;  // from SIGTERM to the end of the process, jobs running or not
 
 void run_serve(ServeArgs args) {
+  // CLI11's Range passes NaN (every comparison with it is false): refuse it here, for every number.
+  for (const auto& [flag, value] :
+       {std::pair{"--max-upload", args.max_upload_mb}, std::pair{"--job-time-limit", args.options.job_seconds},
+        std::pair{"--job-memory", args.options.job_memory_mb},
+        std::pair{"--request-grace", args.options.request_grace_seconds}}) {
+    if (!std::isfinite(value)) throw InputError(fmt::format("{}: expected a number, not {}", flag, value));
+  }
   if (args.max_upload_mb <= 0) throw InputError("--max-upload: expected a positive number of megabytes");
   args.options.max_upload = static_cast<std::size_t>(args.max_upload_mb * 1024 * 1024);
   // Each job works in a child process of this same binary (serve-job): a solver that aborts or
