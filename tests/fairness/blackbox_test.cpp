@@ -12,7 +12,8 @@
 #include "model/evaluator.h"
 #include "model/loaders.h"
 #include "model/model.h"
-#include "tiny_networks.h"
+#include "support/paths.h"
+#include "support/tiny_networks.h"
 
 namespace witness::test {
 namespace {

@@ -15,8 +15,9 @@
 #include "fairness/transform.h"
 #include "model/evaluator.h"
 #include "model/loaders.h"
+#include "support/paths.h"
 #include "support/sanitized.h"
-#include "tiny_networks.h"
+#include "support/tiny_networks.h"
 
 namespace witness::test {
 namespace {

@@ -14,7 +14,7 @@
 #include "fairness/oracle.h"
 #include "model/evaluator.h"
 #include "support/sanitized.h"
-#include "tiny_networks.h"
+#include "support/tiny_networks.h"
 
 namespace witness {
 namespace {

@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "fairness/blackbox.h"
 #include "support/sanitized.h"
-#include "tiny_networks.h"
+#include "support/tiny_networks.h"
 
 namespace witness {
 namespace {

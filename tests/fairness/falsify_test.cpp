@@ -15,7 +15,8 @@
 #include "fairness/transform.h"
 #include "fairness/verdict.h"
 #include "model/loaders.h"
-#include "tiny_networks.h"
+#include "support/paths.h"
+#include "support/tiny_networks.h"
 
 namespace witness::test {
 namespace {

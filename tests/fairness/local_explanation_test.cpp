@@ -8,7 +8,7 @@
 
 #include "domain/sampler.h"
 #include "solver/solver.h"
-#include "tiny_networks.h"
+#include "support/tiny_networks.h"
 
 namespace witness::test {
 namespace {

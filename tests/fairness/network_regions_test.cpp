@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "fairness/complete/complete_search.h"
-#include "tiny_networks.h"
+#include "support/tiny_networks.h"
 
 namespace witness {
 namespace {

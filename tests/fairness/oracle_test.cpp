@@ -10,7 +10,8 @@
 #include "domain/sampler.h"
 #include "model/evaluator.h"
 #include "model/loaders.h"
-#include "tiny_networks.h"
+#include "support/paths.h"
+#include "support/tiny_networks.h"
 
 namespace witness::test {
 namespace {

@@ -13,7 +13,7 @@
 #include "fairness/complete/complete_search.h"
 #include "fairness/complete/network/network_regions.h"
 #include "support/sanitized.h"
-#include "tiny_networks.h"
+#include "support/tiny_networks.h"
 
 namespace witness {
 namespace {

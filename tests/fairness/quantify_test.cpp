@@ -12,7 +12,7 @@
 #include "fairness/complete/complete_search.h"
 #include "fairness/row_audit.h"
 #include "support/sanitized.h"
-#include "tiny_networks.h"
+#include "support/tiny_networks.h"
 
 namespace witness {
 namespace {

@@ -13,7 +13,7 @@
 
 #include "core/error.h"
 #include "fairness/complete/answer/search_tally.h"
-#include "tiny_networks.h"
+#include "support/tiny_networks.h"
 
 namespace witness {
 namespace {

@@ -12,7 +12,7 @@
 #include "fairness/falsify.h"
 #include "fairness/group_metrics.h"
 #include "model/evaluator.h"
-#include "tiny_networks.h"
+#include "support/tiny_networks.h"
 
 namespace witness {
 namespace {

@@ -26,7 +26,7 @@
 #include "fairness/complete/search/state_checks.h"
 #include "fairness/complete/trees/tree_search.h"
 #include "support/sanitized.h"
-#include "tiny_networks.h"
+#include "support/tiny_networks.h"
 
 namespace witness {
 namespace {

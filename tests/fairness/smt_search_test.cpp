@@ -16,7 +16,8 @@
 #include "domain/schema.h"
 #include "fairness/transform.h"
 #include "model/loaders.h"
-#include "tiny_networks.h"
+#include "support/paths.h"
+#include "support/tiny_networks.h"
 
 namespace witness::test {
 namespace {

@@ -13,7 +13,7 @@
 
 #include "fairness/complete/trees/raw_trees.h"
 #include "fairness/falsify.h"
-#include "tiny_networks.h"
+#include "support/tiny_networks.h"
 
 namespace witness {
 namespace {

@@ -8,7 +8,7 @@
 #include <map>
 
 #include "fairness/complete/trees/raw_trees.h"
-#include "tiny_networks.h"
+#include "support/tiny_networks.h"
 
 namespace witness {
 namespace {

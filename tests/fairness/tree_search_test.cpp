@@ -16,7 +16,7 @@
 #include "model/loaders.h"
 #include "support/paths.h"
 #include "support/sanitized.h"
-#include "tiny_networks.h"
+#include "support/tiny_networks.h"
 
 namespace witness {
 namespace {

@@ -6,11 +6,11 @@
 #include <random>
 #include <set>
 
-#include "fairness/tiny_networks.h"
 #include "model/loaders.h"
 #include "query/query.h"
 #include "support/paths.h"
 #include "support/sanitized.h"
+#include "support/tiny_networks.h"
 
 namespace witness {
 namespace {

@@ -1,114 +1,26 @@
-// Tiny networks whose whole domain can be enumerated, and the brute-force truth about their
-// fairness, shared by the fairness engines' tests.
-//
-//   const witness::test::Tiny t = witness::test::random_tiny(7);   // or hand_made("rare")
-//   const witness::test::Truth truth = witness::test::brute_force(t);
-//   // truth.pairs == 0: t.model is fair on t.schema w.r.t. t.prot; else truth.witnesses lists pairs
-//   witness::test::expect_real_witness(t, truth, result.witnesses[0]);
-#pragma once
+#include "support/tiny_networks.h"
 
-#include <gtest/gtest.h>
-
-#include <cstdint>
-#include <map>
-#include <random>
-#include <set>
-#include <string>
+#include <algorithm>
+#include <cmath>
+#include <memory>
 #include <utility>
-#include <vector>
-
-#include "core/env.h"
-#include "domain/schema.h"
-#include "fairness/complete/options.h"
-#include "fairness/problem.h"
-#include "fairness/verdict.h"
-#include "model/evaluator.h"
-#include "model/model.h"
-#include "support/paths.h"
 
 namespace witness::test {
 
-// ---------------------------------------------------------------------------------------------
-// Tiny networks whose whole domain can be enumerated. Every weight is a small dyadic rational and
-// the output bias carries an extra 2^-14, so every logit is exact in double, float32 and the
-// solver's rationals, and is never exactly on the threshold: brute force in double is the truth.
-
-// Boolean protected feature, last.
-inline constexpr const char* kBoolLast = R"(
-name = "bool_last"
-protected = ["p"]
-features = [
-  { name = "a", kind = "integer", min = 0, max = 3 },
-  { name = "b", kind = "integer", min = 0, max = 3 },
-  { name = "c", kind = "integer", min = 0, max = 2 },
-  { name = "p", kind = "boolean" },
-]
-)";
-
-// Categorical protected feature with 3 values (one model input holding the code), in the middle;
-// a normalised integer after it.
-inline constexpr const char* kCategoricalMiddle = R"(
-name = "categorical_middle"
-protected = ["g"]
-features = [
-  { name = "a", kind = "integer", min = 0, max = 4 },
-  { name = "g", kind = "categorical", categories = ["x", "y", "z"] },
-  { name = "b", kind = "integer", min = -2, max = 2, scale = 0.5, offset = -1 },
-]
-)";
-
-// One-hot categorical protected feature with 3 values, first.
-inline constexpr const char* kOneHotFirst = R"(
-name = "one_hot_first"
-protected = ["g"]
-features = [
-  { name = "g", kind = "categorical", categories = ["x", "y", "z"], encoding = "one-hot" },
-  { name = "a", kind = "integer", min = 0, max = 3 },
-  { name = "b", kind = "integer", min = 0, max = 3 },
-]
-)";
-
-// Two protected features (a boolean and a categorical with 3 values) and a mean/std normalisation.
-inline constexpr const char* kTwoProtected = R"(
-name = "two_protected"
-protected = ["s", "r"]
-features = [
-  { name = "s", kind = "boolean" },
-  { name = "a", kind = "integer", min = 0, max = 3 },
-  { name = "r", kind = "categorical", categories = ["u", "v", "w"] },
-  { name = "b", kind = "integer", min = 0, max = 2, mean = 1, std = 2 },
-]
-)";
-
-inline constexpr double kOffset = 1.0 / 16384;  // 2^-14: finer than any logit's resolution here
-
-struct Tiny {
-  std::string name;
-  Schema schema;
-  Model model;
-  std::vector<int> prot;
-};
-
-inline Schema schema_of(const char* toml) { return parse_schema(toml, "tiny.toml"); }
-
-inline std::vector<std::string> names_of(const Tiny& t) {
+std::vector<std::string> names_of(const Tiny& t) {
   std::vector<std::string> names;
   for (int f : t.prot) names.push_back(t.schema.feature(f).name);
   return names;
 }
 
-// The question engines and data-row functions are asked about t (t must outlive it).
-inline FairnessProblem problem_of(const Tiny& t) { return {t.model, t.schema, names_of(t)}; }
-
-// The complete engine quantifying t over its protected features.
-inline CompleteSearchOptions quantify_options(const Tiny& t) {
+CompleteSearchOptions quantify_options(const Tiny& t) {
   CompleteSearchOptions o;
   o.protected_features = t.prot;
   o.quantify = true;
   return o;
 }
 
-inline std::vector<bool> protected_model_inputs(const Schema& s, const std::vector<int>& prot) {
+std::vector<bool> protected_model_inputs(const Schema& s, const std::vector<int>& prot) {
   std::vector<bool> out(static_cast<std::size_t>(s.model_width()), false);
   for (int f : prot) {
     const Feature& ft = s.feature(f);
@@ -120,10 +32,8 @@ inline std::vector<bool> protected_model_inputs(const Schema& s, const std::vect
   return out;
 }
 
-// A random ReLU network: weights and biases in [-1, 1] in steps of 1/8; the first layer's protected
-// columns multiplied by `prot_scale` (1, 1/4 or 0); the output bias shifted by 2^-14.
-inline Model random_net(const std::string& name, const Schema& s, const std::vector<int>& prot,
-                        const std::vector<int>& hidden, std::uint64_t seed, double prot_scale, double threshold) {
+Model random_net(const std::string& name, const Schema& s, const std::vector<int>& prot, const std::vector<int>& hidden,
+                 std::uint64_t seed, double prot_scale, double threshold) {
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int> eighths(-8, 8);
   auto draw = [&] { return eighths(rng) / 8.0; };
@@ -150,8 +60,7 @@ inline Model random_net(const std::string& name, const Schema& s, const std::vec
   return b.finish(b.sigmoid(z), DecisionRule::threshold_on(z, threshold));
 }
 
-// Whether the first layer gives a protected model input a non-zero weight.
-inline bool protected_weight_nonzero(const Tiny& t) {
+bool protected_weight_nonzero(const Tiny& t) {
   const std::vector<bool> is_prot = protected_model_inputs(t.schema, t.prot);
   for (const Node& n : t.model.nodes) {
     if (n.op != OpKind::Dense || n.inputs[0] != t.model.input) continue;
@@ -162,24 +71,7 @@ inline bool protected_weight_nonzero(const Tiny& t) {
   return false;
 }
 
-inline const char* kSchemas[] = {kBoolLast, kCategoricalMiddle, kOneHotFirst, kTwoProtected};
-
-// A wide integer feature (more values than are tested one by one: a tree's cuts are found by
-// bisection through the normalisation; cells of many points each).
-inline constexpr const char* kWideInteger = R"(
-name = "wide"
-protected = ["p"]
-features = [
-  { name = "a", kind = "integer", min = -3000, max = 3000, mean = 17, std = 3 },
-  { name = "p", kind = "boolean" },
-  { name = "b", kind = "integer", min = 0, max = 2 },
-]
-)";
-
-// A medium network over ~80,000 points (161,448 with the protected feature): large enough that
-// regions are counted, not enumerated, small enough to brute-force. `rules`: a `constraints = [...]`
-// line, or none.
-inline Tiny medium_tiny(std::uint64_t seed, const std::string& rules = "") {
+Tiny medium_tiny(std::uint64_t seed, const std::string& rules) {
   Tiny t;
   t.name = "medium" + std::to_string(seed) + (rules.empty() ? "" : " with " + rules);
   t.schema = parse_schema(R"(
@@ -200,7 +92,7 @@ features = [
   return t;
 }
 
-inline Tiny random_tiny(int i) {
+Tiny random_tiny(int i) {
   Tiny t;
   t.schema = schema_of(kSchemas[i % 4]);
   t.prot = t.schema.protected_indices();
@@ -213,9 +105,7 @@ inline Tiny random_tiny(int i) {
   return t;
 }
 
-// A Tanh network over kBoolLast (inputs a, b, c, p) with the given weight on p (0: fair): not a
-// ReLU network, so the engines that need one refuse it. Its hidden node is named "squash".
-inline Model tanh_inside(double p_weight) {
+Model tanh_inside(double p_weight) {
   const Schema s = schema_of(kBoolLast);
   ModelBuilder b("tanh_inside", s.model_input_names());
   Eigen::MatrixXd w1(2, 4);
@@ -227,8 +117,7 @@ inline Model tanh_inside(double p_weight) {
   return b.finish(b.sigmoid(z), DecisionRule::threshold_on(z, 0.0));
 }
 
-// Hand-made networks over kBoolLast (inputs a, b, c, p).
-inline Tiny hand_made(const std::string& which) {
+Tiny hand_made(const std::string& which) {
   Tiny t;
   t.name = which;
   t.schema = schema_of(kBoolLast);
@@ -277,8 +166,7 @@ inline Tiny hand_made(const std::string& which) {
   return t;
 }
 
-// label = [a + p_weight * p > 1] over kBoolLast: one dense layer, the rule on its logit.
-inline Tiny linear_bool_last(const std::string& name, double p_weight) {
+Tiny linear_bool_last(const std::string& name, double p_weight) {
   Tiny t;
   t.name = name;
   t.schema = schema_of(kBoolLast);
@@ -291,16 +179,7 @@ inline Tiny linear_bool_last(const std::string& name, double p_weight) {
   return t;
 }
 
-// A fair model with a logit exactly on the threshold: label = [a - 1 - p/2 > 0] (at a = 1: z = 0
-// with p = 0, z = -1/2 with p = 1; both label 0).
-inline Tiny on_threshold() { return linear_bool_last("on_threshold", -0.5); }
-
-// Witnesses whose labels differ in double (and exactly) but not in float32: label = [a + p * 2^-30 > 1];
-// at a = 1, float32 rounds 1 + 2^-30 to 1.
-inline Tiny below_float32() { return linear_bool_last("below_float32", 0x1p-30); }
-
-// Every raw point of an integral schema, [features][n].
-inline Eigen::MatrixXd domain_points(const Schema& s) {
+Eigen::MatrixXd domain_points(const Schema& s) {
   long long n = 1;
   for (const Feature& f : s.features()) n *= static_cast<long long>(f.max - f.min + 1);
   Eigen::MatrixXd out(s.size(), n);
@@ -319,17 +198,7 @@ inline Eigen::MatrixXd domain_points(const Schema& s) {
   return out;
 }
 
-struct Truth {
-  long long pairs = 0;                                                      // ordered witness pairs
-  std::set<std::pair<std::vector<double>, std::vector<double>>> witnesses;  // raw rows
-  std::set<std::vector<double>> discriminated;                              // raw rows that are half of a pair
-};
-
-inline std::vector<double> row(const Eigen::VectorXd& v) { return {v.data(), v.data() + v.size()}; }
-
-// Brute force over every pair of domain points that differ only in the protected features: a pair
-// is a witness when its labels differ in double and in float32 (as replay_witness requires).
-inline Truth brute_force(const Tiny& t) {
+Truth brute_force(const Tiny& t) {
   const Eigen::MatrixXd raw = domain_points(t.schema);
   const Eigen::MatrixXd x = t.schema.to_model_columns(raw);
   const Evaluation e64 = evaluate(t.model, x, Precision::Float64);
@@ -363,9 +232,7 @@ inline Truth brute_force(const Tiny& t) {
   return out;
 }
 
-// The share of the non-protected points (one per combination of non-protected raw values) where no
-// protected change flips the label: what the complete engine's `certified` share measures.
-inline double fair_share(const Tiny& t) {
+double fair_share(const Tiny& t) {
   const Eigen::MatrixXd raw = domain_points(t.schema);
   const Evaluation e64 = evaluate(t.model, t.schema.to_model_columns(raw), Precision::Float64);
   std::vector<bool> is_prot(static_cast<std::size_t>(t.schema.size()), false);
@@ -383,10 +250,7 @@ inline double fair_share(const Tiny& t) {
   return static_cast<double>(fair) / static_cast<double>(labels.size());
 }
 
-// An independent check of a returned witness: same non-protected raw values, some protected value
-// differs, both in the domain, model inputs are the schema's, labels differ in double and float32
-// when the model itself is run, and the pair is one brute force found.
-inline void expect_real_witness(const Tiny& t, const Truth& truth, const WitnessPair& w) {
+void expect_real_witness(const Tiny& t, const Truth& truth, const WitnessPair& w) {
   SCOPED_TRACE(t.name + ": witness " + t.schema.display_row(w.raw) + " / " + t.schema.display_row(w.raw_prime));
   ASSERT_EQ(w.raw.size(), t.schema.size());
   ASSERT_EQ(w.raw_prime.size(), t.schema.size());
@@ -419,10 +283,7 @@ inline void expect_real_witness(const Tiny& t, const Truth& truth, const Witness
   EXPECT_TRUE(truth.witnesses.contains({row(w.raw), row(w.raw_prime)})) << "brute force does not know this pair";
 }
 
-// The answer of a search that stops at its first witness, against brute force: that one witness,
-// real and with no reason given, when brute force finds a pair; else Verified, exhaustive and no
-// witness. Callers wrap it in ASSERT_NO_FATAL_FAILURE to stop where it stops.
-inline void expect_first_answer(const Tiny& t, const Truth& truth, const FairnessResult& r) {
+void expect_first_answer(const Tiny& t, const Truth& truth, const FairnessResult& r) {
   if (truth.pairs > 0) {
     ASSERT_EQ(r.verdict, Verdict::Witness) << r.reason;
     ASSERT_EQ(r.witnesses.size(), 1U);
@@ -435,16 +296,8 @@ inline void expect_first_answer(const Tiny& t, const Truth& truth, const Fairnes
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Random tree ensembles over a tiny schema's model inputs: forests (average, argmax over 3 classes,
-// or one score for a binary classifier) and boosted sums under a threshold, optionally behind a
-// scaler inside the model.
-
-// A random tree of the given depth over the model inputs, thresholds inside each input's range
-// (halfway between two values, or on one, so both Leq and Lt matter), dyadic leaf weights.
-inline TreeEnsemble::Tree random_tree(std::mt19937& rng, int depth, const std::vector<double>& lo,
-                                      const std::vector<double>& hi, int targets, bool sets,
-                                      double offset = 1.0 / 1024.0) {
+TreeEnsemble::Tree random_tree(std::mt19937& rng, int depth, const std::vector<double>& lo,
+                               const std::vector<double>& hi, int targets, bool sets, double offset) {
   TreeEnsemble::Tree t;
   std::uniform_int_distribution<int> input(0, static_cast<int>(lo.size()) - 1);
   std::uniform_int_distribution<int> weight(-8, 8);
@@ -480,8 +333,7 @@ inline TreeEnsemble::Tree random_tree(std::mt19937& rng, int depth, const std::v
   return t;
 }
 
-// `ties`: leaf weights in eighths and no base value, so that many sums equal the threshold exactly.
-inline Tiny random_forest(const std::string& toml, std::uint64_t seed, bool argmax, bool scaled, bool ties = false) {
+Tiny random_forest(const std::string& toml, std::uint64_t seed, bool argmax, bool scaled, bool ties) {
   Tiny t;
   t.schema = parse_schema(toml, "tiny_trees.toml");
   t.prot = t.schema.protected_indices();
@@ -521,9 +373,7 @@ inline Tiny random_forest(const std::string& toml, std::uint64_t seed, bool argm
   return t;
 }
 
-// Per non-protected point (raw values, protected entries at their minimum): does some protected
-// change flip the double label? The tiny networks are exact in double, so this is the truth.
-inline std::map<std::vector<double>, bool> unfair_points(const Tiny& t) {
+std::map<std::vector<double>, bool> unfair_points(const Tiny& t) {
   const Eigen::MatrixXd raw = domain_points(t.schema);
   const Evaluation e = evaluate(t.model, t.schema.to_model_columns(raw));
   std::map<std::vector<double>, std::set<int>> labels;
@@ -537,8 +387,7 @@ inline std::map<std::vector<double>, bool> unfair_points(const Tiny& t) {
   return out;
 }
 
-// An Env with a time limit and, when given (not 0), a thread count.
-inline Env make_env(const std::string& time_limit = "30", unsigned threads = 0) {
+Env make_env(const std::string& time_limit, unsigned threads) {
   Env env;
   env.options.set("time-limit", time_limit);
   if (threads > 0) env.options.set("threads", std::to_string(threads));
