@@ -3,9 +3,11 @@
 // feature. Shared by the complete engine for networks and the tree engine.
 //
 //   witness::Schema schema = witness::load_schema("benchmarks/fairify/german.toml");
-//   witness::QuantifyAnswer answer(schema, {schema.feature_index("age")}, 100, witness::box_measure(schema, {}, {},
-//   {})); Eigen::VectorXd lo(schema.size()), hi(schema.size()); for (int f = 0; f < schema.size(); ++f) lo(f) = hi(f) =
-//   schema.feature(f).min; answer.add_falsified(lo, hi, 1.0L, 1.0L, true);  // one point, every point of it falsified
+//   witness::QuantifyAnswer answer(schema, {schema.feature_index("age")}, 100,
+//                                  witness::box_measure(schema, {}, {}, {}));
+//   Eigen::VectorXd lo(schema.size()), hi(schema.size());
+//   for (int f = 0; f < schema.size(); ++f) lo(f) = hi(f) = schema.feature(f).min;
+//   answer.add_falsified(lo, hi, 1.0L, 1.0L, true);  // one point, every point of it falsified
 //   std::vector<witness::RegionReport> regions = answer.regions(answer.domain_points());
 #pragma once
 
