@@ -31,21 +31,21 @@ PYEOF
 }
 
 # A long --quantify run: stopped within seconds, with the sound shares known so far.
-interrupt 4 "$T/q.txt" fair "$B/models/adult/AC4.h5" --schema "$B/adult.toml" --protected sex --quantify --time-limit 120
+interrupt 2 "$T/q.txt" fair "$B/models/adult/AC4.h5" --schema "$B/adult.toml" --protected sex --quantify --time-limit 120
 [[ $rc -eq 130 ]] && grep -q "domain: certified" "$T/q.txt" && grep -q "interrupted" "$T/err" &&
   awk -v s="$secs" 'BEGIN { exit !(s < 15) }'
 ok=$?  # before check: the message's $(...) would reset $?
 check "fair --quantify interrupted: rc=$rc (want 130) after $secs s; $(head -c 300 "$T/q.txt") $(head -c 300 "$T/err")" $ok
 
 # The same in JSON: one whole document, the shares in it.
-interrupt 4 "$T/q.json" fair "$B/models/adult/AC4.h5" --schema "$B/adult.toml" --protected sex --quantify \
+interrupt 2 "$T/q.json" fair "$B/models/adult/AC4.h5" --schema "$B/adult.toml" --protected sex --quantify \
   --time-limit 120 --json
 [[ $rc -eq 130 ]] && json_check "$T/q.json" 'd["verdict"] != "verified" and "certified" in d'
 ok=$?  # before check: the message's $(...) would reset $?
 check "fair --quantify --json interrupted: rc=$rc (want 130); $(head -c 300 "$T/q.json")" $ok
 
 # Black-box testing: the pairs found before the signal are printed.
-interrupt 4 "$T/t.txt" test "$B/models/adult/AC1.h5" --schema "$B/adult.toml" --protected sex --method random-pairs \
+interrupt 2 "$T/t.txt" test "$B/models/adult/AC1.h5" --schema "$B/adult.toml" --protected sex --method random-pairs \
   --time-limit 120
 [[ $rc -eq 130 ]] && grep -q "discriminatory" "$T/t.txt"
 ok=$?  # before check: the message's $(...) would reset $?

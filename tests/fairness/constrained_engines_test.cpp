@@ -265,7 +265,8 @@ categories = ["F", "M"]
 )",
                                      "compas_style.toml");
   int witnesses = 0, pairs = 0;
-  for (std::uint64_t seed : {1, 2, 3}) {
+  // Seed 3 gives the witnesses and pairs; under the sanitizers it and seed 2.
+  for (const std::uint64_t seed : test::sampled(std::vector<std::uint64_t>{3, 1, 2}, 2)) {
     const Model model =
         test::random_net("compas" + std::to_string(seed), schema, schema.protected_indices(), {6, 4}, seed, 1.0, 0.0);
     const FairnessProblem problem(model, schema, {"race"});

@@ -353,7 +353,7 @@ TEST(Query, CarQueriesAgreeWithEnumerationOfAllStates) {
   ASSERT_GE(queries.size(), 5U);
   int checked = 0;
   int table = 0;
-  const int every = test::sized(1, 4);
+  const int every = test::sized(1, 8);
   for (const std::string profile : {"defensive", "standard", "impatient", "pathological"}) {
     for (const std::string size : {"1k", "10k"}) {
       if (table++ % every != 0) continue;

@@ -260,10 +260,13 @@ def main():
                                "engine": "complete", "options": {"quantify": True, "time-limit": 20, "threads": 1}})
         results = []
         lock = threading.Lock()
+        accepted = []
         def submit():
-            st, _ = server.request("POST", "/api/jobs", long_job, timeout=30)
+            st, reply = server.request("POST", "/api/jobs", long_job, timeout=30)
             with lock:
                 results.append(st)
+                if st == 202:
+                    accepted.append(reply["id"])
         threads = [threading.Thread(target=submit) for _ in range(100)]
         for t in threads:
             t.start()
@@ -272,6 +275,9 @@ def main():
         bad = [s for s in results if s not in (202, 429)]
         check("100 concurrent submissions: every one 202 or 429", not bad and results.count(202) <= 2,
               f"{results.count(202)} accepted, {results.count(429)} refused, others {bad[:10]}")
+        # Cancelled, so that they do not take the cores while the hostile requests below are sent.
+        for job in accepted:
+            server.request("POST", f"/api/jobs/{job}/cancel")
 
         # 5. Hostile requests: the server answers every one (or closes) and stays up.
         rng = random.Random(25)
@@ -289,6 +295,9 @@ def main():
         check("path outside the root refused", status == 403, f"status {status}")
 
         # 6. SIGTERM stops the server with jobs running.
+        for _ in range(2):
+            status, _ = server.request("POST", "/api/jobs", long_job, timeout=30)
+            check("a long job accepted before SIGTERM", status == 202, f"status {status}")
         t = time.time()
         stopped = server.stop()
         check("SIGTERM stops the server with jobs running", stopped and time.time() - t < 15,
