@@ -22,7 +22,8 @@ namespace {
 struct Question {
   witness::Model model = witness::load_model(WITNESS_SOURCE_DIR "/benchmarks/fairify/models/german/GC1.h5");
   witness::Schema schema = witness::load_schema(WITNESS_SOURCE_DIR "/benchmarks/fairify/german.toml");
-  witness::SearchQuestion question{model, schema, {schema.feature_index("age")}, true};
+  witness::FairnessProblem problem{model, schema, {"age"}};
+  witness::SearchQuestion question{problem, true};
 };
 
 const witness::SearchQuestion& question() {

@@ -35,8 +35,7 @@ void distributed_stop() {}
 int distributed_rank() { return 0; }
 int distributed_size() { return 1; }
 FairnessResult distributed_search(const RegionEvaluator& /*regions*/, SearchSignals& /*signals*/,
-                                  const Model& /*model*/, const Schema& /*schema*/, const CompleteSearchOptions& /*o*/,
-                                  Env& /*env*/) {
+                                  const CompleteSearchOptions& /*o*/, Env& /*env*/) {
   throw InternalError("witness was built without MPI");
 }
 
@@ -108,18 +107,17 @@ struct Holder {
 // results into one answer.
 class Coordinator {
  public:
-  Coordinator(const RegionEvaluator& regions, SearchSignals& signals, const Schema& schema,
-              const CompleteSearchOptions& o, Env& env, const SearchQuestion& question, int size)
+  Coordinator(const RegionEvaluator& regions, SearchSignals& signals, const CompleteSearchOptions& o, Env& env,
+              const SearchQuestion& question, int size)
       : regions_(regions),
         signals_(signals),
-        schema_(schema),
         o_(o),
         env_(env),
         question_(question),
         size_(size),
         limit_(env.options.get_real("time-limit")),
         at_(static_cast<std::size_t>(size)),
-        local_(regions, signals, schema, o, env),
+        local_(regions, signals, o, env),
         deadline_(refine_deadline(o, limit_)) {}
 
   FairnessResult run() {
@@ -129,7 +127,7 @@ class Coordinator {
     // certified after 8 s with 2 ranks and 8 parts each, after 1 s with 2 threads), and parts given
     // their time in slices lose the order (AC4: 51-53% certified at 20 s against 53-54% resident).
     const int parts_per_rank = o_.quantify && limit_ > 0.0 ? 1 : kPartsPerRank;
-    for (SearchState& part : split_search(regions_, signals_, schema_, o_, parts_per_rank * size_, env_))
+    for (SearchState& part : split_search(regions_, signals_, o_, parts_per_rank * size_, env_))
       waiting_.push_back(std::move(part));
     signals_.stop = false;
     while (step()) {
@@ -308,7 +306,7 @@ class Coordinator {
       results_[k].part = static_cast<int>(k);
       results_[k].parts = static_cast<int>(results_.size());
     }
-    RegionScheduler answerer(regions_, signals_, schema_, o_, env_);
+    RegionScheduler answerer(regions_, signals_, o_, env_);
     // The ranks' parts are this process's own making: their accounts are checked as they arrive,
     // their regions' disjointness is not checked again.
     return answerer.answer(join_search_states(std::move(results_), {"mpirun"}, question_, false));
@@ -316,7 +314,6 @@ class Coordinator {
 
   const RegionEvaluator& regions_;
   SearchSignals& signals_;
-  const Schema& schema_;
   const CompleteSearchOptions& o_;
   Env& env_;
   const SearchQuestion& question_;
@@ -333,9 +330,9 @@ class Coordinator {
   double last_report_ = 0.0;
 };
 
-FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals, const Schema& schema,
-                          const CompleteSearchOptions& o, Env& env, const SearchQuestion& question, int size) {
-  return Coordinator(regions, signals, schema, o, env, question, size).run();
+FairnessResult coordinate(const RegionEvaluator& regions, SearchSignals& signals, const CompleteSearchOptions& o,
+                          Env& env, const SearchQuestion& question, int size) {
+  return Coordinator(regions, signals, o, env, question, size).run();
 }
 
 // Rank 0's answer to a request: a part or kNone. A stop or yield meant for a part this rank has
@@ -355,9 +352,9 @@ std::pair<int, std::string> reply_from_rank0() {
   }
 }
 
-void work(const RegionEvaluator& regions, SearchSignals& signals, const Schema& schema, const CompleteSearchOptions& o,
-          Env& env, const SearchQuestion& question) {
-  PartSolver solver(regions, signals, schema, o, env);
+void work(const RegionEvaluator& regions, SearchSignals& signals, const CompleteSearchOptions& o, Env& env,
+          const SearchQuestion& question) {
+  PartSolver solver(regions, signals, o, env);
   while (true) {
     send_text(0, kRequest, "");
     const auto [tag, text] = reply_from_rank0();
@@ -424,16 +421,16 @@ int distributed_size() {
   return size;
 }
 
-FairnessResult distributed_search(const RegionEvaluator& regions, SearchSignals& signals, const Model& model,
-                                  const Schema& schema, const CompleteSearchOptions& o, Env& env) {
+FairnessResult distributed_search(const RegionEvaluator& regions, SearchSignals& signals,
+                                  const CompleteSearchOptions& o, Env& env) {
   if (!o.checkpoint.empty() || !o.resume.empty() || o.start)
     throw InputError("--checkpoint, --resume and sub-problems run in one process, not under mpirun");
-  const SearchQuestion question{model, schema, o.protected_features, o.quantify};
+  const SearchQuestion question{regions.problem(), o.quantify};
   const int size = distributed_size();
   // One core per rank unless --threads says otherwise (ranks share a machine's cores).
   if (env.options.get_int("threads") == 0) env.options.set("threads", "1");
-  if (distributed_rank() == 0) return coordinate(regions, signals, schema, o, env, question, size);
-  work(regions, signals, schema, o, env, question);
+  if (distributed_rank() == 0) return coordinate(regions, signals, o, env, question, size);
+  work(regions, signals, o, env, question);
   FairnessResult r;
   r.engine = "complete";
   r.reason = "a worker rank: rank 0 prints the answer";

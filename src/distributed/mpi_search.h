@@ -34,7 +34,7 @@ void distributed_stop();
 
 // The search of `regions` shared by every rank (all ranks call it with the same question). Ranks
 // other than 0 return an empty inconclusive result.
-FairnessResult distributed_search(const RegionEvaluator& regions, SearchSignals& signals, const Model& model,
-                                  const Schema& schema, const CompleteSearchOptions& o, Env& env);
+FairnessResult distributed_search(const RegionEvaluator& regions, SearchSignals& signals,
+                                  const CompleteSearchOptions& o, Env& env);
 
 }  // namespace witness

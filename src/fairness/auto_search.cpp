@@ -28,10 +28,11 @@ void pool_witnesses(std::vector<WitnessPair>& into, std::vector<WitnessPair> mor
 
 }  // namespace
 
-FairnessResult auto_search(const Model& model, const Schema& schema, const CompleteSearchOptions& options, Env& env) {
+FairnessResult auto_search(const FairnessProblem& problem, const CompleteSearchOptions& options, Env& env) {
+  const Model& model = problem.model();
+  const Schema& schema = problem.schema();
   SearchStats stats;
   FalsifyOptions f;
-  f.protected_features = options.protected_features;
   f.tests = options.falsify_tests;
   f.max_witnesses = options.max_witnesses;
   auto found_by_falsification = [&](std::vector<WitnessPair> found) {
@@ -44,23 +45,22 @@ FairnessResult auto_search(const Model& model, const Schema& schema, const Compl
     r.stats.seconds = env.elapsed_seconds();
     return r;
   };
-  (void)protected_combinations(schema, options.protected_features);  // input errors here, not in a thread
+  (void)problem.combinations();  // input errors here, not in a thread
   std::string why;
   if (!relu_network_of(model, &why) && !tree_engine_reads(model, schema, &why)) {
     if (!options.checkpoint.empty() || !options.resume.empty() || options.start)
       throw InputError(
           fmt::format("--checkpoint and --resume need the complete engine, which does not read this model: {}", why));
     if (!options.quantify) {
-      std::vector<WitnessPair> found = falsify(model, schema, f, env, stats);
+      std::vector<WitnessPair> found = falsify(problem, f, env, stats);
       if (!found.empty()) return found_by_falsification(std::move(found));
     }
     ConcolicSearchOptions d;
-    d.protected_features = options.protected_features;
     d.max_witnesses = options.max_witnesses;
     d.query_time_limit = 1.0;
     FairnessResult r;
     try {
-      r = dual_search(model, schema, d, env);
+      r = dual_search(problem, d, env);
     } catch (const UnsupportedError& e) {
       // No exact engine reads this model (tree ensembles, lookups): what falsification found is the answer.
       r.verdict = Verdict::Inconclusive;
@@ -92,7 +92,7 @@ FairnessResult auto_search(const Model& model, const Schema& schema, const Compl
   if (!options.quantify) {
     side = std::thread([&] {
       try {
-        side_found = falsify(model, schema, f, env, side_stats);
+        side_found = falsify(problem, f, env, side_stats);
         // Fewer witnesses than asked: the branch and bound goes on (it may find the rest at once).
         if (static_cast<int>(side_found.size()) >= quota) falsify_found = true;
       } catch (...) {
@@ -104,7 +104,7 @@ FairnessResult auto_search(const Model& model, const Schema& schema, const Compl
   co.cancel = &falsify_found;
   FairnessResult r;
   try {
-    r = complete_search(model, schema, co, env);
+    r = complete_search(problem, co, env);
   } catch (...) {
     stop_falsify = true;
     if (side.joinable()) side.join();

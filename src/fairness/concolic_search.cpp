@@ -110,14 +110,11 @@ Exploration explore(ConcolicEvaluator& ce, Solver& solver, const std::vector<Ter
 }
 
 void check_options(const Model& model, const Schema& schema, const ConcolicSearchOptions& o) {
+  // The protected features are a FairnessProblem's: checked there.
   if (schema.model_width() != model.input_width()) {
     throw InputError(schema.source(), "",
                      fmt::format("the schema describes {} model inputs but {} has {}", schema.model_width(),
                                  model.source, model.input_width()));
-  }
-  if (o.protected_features.empty()) throw InputError(schema.source(), "", "no protected attribute given");
-  for (int f : o.protected_features) {
-    if (f < 0 || f >= schema.size()) throw InternalError("concolic search: protected feature index out of range");
   }
   if (o.max_witnesses < 1) throw InputError("--max-witnesses: expected a positive count");
   if (o.seeds != nullptr && o.seeds->rows() != schema.size()) {
@@ -152,8 +149,10 @@ void finish(FairnessResult& r, const Env& env) {
 
 SeedOrder parse_seed_order(const std::string& name) { return kSeedOrders.parse(name, "--seed-order"); }
 
-FairnessResult concolic_search(const Model& model, const Schema& schema, const ConcolicSearchOptions& options,
-                               Env& env) {
+FairnessResult concolic_search(const FairnessProblem& problem, const ConcolicSearchOptions& options, Env& env) {
+  const Model& model = problem.model();
+  const Schema& schema = problem.schema();
+  const std::vector<int>& prot_features = problem.protected_features();
   check_options(model, schema, options);
   FairnessResult result;
   result.engine = "concolic";
@@ -165,7 +164,7 @@ FairnessResult concolic_search(const Model& model, const Schema& schema, const C
     seeds = &random_seeds;
   }
   const std::vector<int> order = seed_order(*seeds, options, env.seed());
-  const std::vector<bool> sym = schema.input_mask(options.protected_features);
+  const std::vector<bool> sym = schema.input_mask(prot_features);
   ConcolicEvaluator ce(model);
   bool expired = false;
   std::int64_t skipped = 0;
@@ -199,7 +198,7 @@ FairnessResult concolic_search(const Model& model, const Schema& schema, const C
         return false;
       }
       if (run.label == label0) return false;
-      std::optional<WitnessPair> w = replay_witness(model, schema, options.protected_features, x0, x);
+      std::optional<WitnessPair> w = replay_witness(model, schema, prot_features, x0, x);
       if (!w) {
         rejected = true;
         return false;
@@ -230,11 +229,14 @@ FairnessResult concolic_search(const Model& model, const Schema& schema, const C
   return result;
 }
 
-FairnessResult dual_search(const Model& model, const Schema& schema, const ConcolicSearchOptions& options, Env& env) {
+FairnessResult dual_search(const FairnessProblem& problem, const ConcolicSearchOptions& options, Env& env) {
+  const Model& model = problem.model();
+  const Schema& schema = problem.schema();
+  const std::vector<int>& prot_features = problem.protected_features();
   check_options(model, schema, options);
   FairnessResult result;
   result.engine = "dual";
-  const DualModel dual = make_dual_model(model, schema, options.protected_features);
+  const DualModel dual = make_dual_model(model, schema, prot_features);
 
   // The start point: the first in-domain seed row, else a random point; p' another valid value.
   Sampler sampler(schema, env.seed());
@@ -248,7 +250,7 @@ FairnessResult dual_search(const Model& model, const Schema& schema, const Conco
     }
   }
   Eigen::VectorXd raw_prime = raw;
-  sampler.change_protected(raw_prime, options.protected_features);
+  sampler.change_protected(raw_prime, prot_features);
   const Eigen::VectorXd x0 = schema.to_model(raw);
   const Eigen::VectorXd x0_prime = schema.to_model(raw_prime);
   const auto width = static_cast<Eigen::Index>(dual.width_x);
@@ -269,13 +271,13 @@ FairnessResult dual_search(const Model& model, const Schema& schema, const Conco
   // (p, n) and p' as solver terms, p != p' as a disjunction over the protected features.
   auto solver = make_solver("lp+z3");
   const std::vector<bool> all(static_cast<std::size_t>(schema.model_width()), true);
-  const std::vector<bool> prot = schema.input_mask(options.protected_features);
+  const std::vector<bool> prot = schema.input_mask(prot_features);
   const DomainEncoding enc = encode_domain(*solver, schema, all, x0);
   const DomainEncoding enc_prime = encode_domain(*solver, schema, prot, x0_prime, &enc);
   std::vector<Term> terms = enc.model_inputs;
   for (int i : dual.protected_inputs) terms.push_back(enc_prime.model_inputs[static_cast<std::size_t>(i)]);
   std::vector<Constraint> differ;
-  for (int f : options.protected_features) {
+  for (int f : prot_features) {
     differ.push_back(ne(enc.raw_terms[static_cast<std::size_t>(f)], enc_prime.raw_terms[static_cast<std::size_t>(f)]));
   }
   solver->assert_(disjunction(differ));
@@ -290,7 +292,7 @@ FairnessResult dual_search(const Model& model, const Schema& schema, const Conco
   const RunCallback on_run = [&](const Eigen::VectorXd& d, const ConcolicRun& run, bool& rejected) {
     if (run.labels[0] == run.labels[1]) return false;
     std::optional<WitnessPair> w =
-        replay_witness(model, schema, options.protected_features, Eigen::VectorXd(d.head(width)), prime_of(d));
+        replay_witness(model, schema, prot_features, Eigen::VectorXd(d.head(width)), prime_of(d));
     if (!w) {
       rejected = true;
       return false;

@@ -9,11 +9,11 @@
 //   witness::Model model = witness::load_model("benchmarks/fairify/models/adult/AC1.h5");
 //   witness::Schema schema = witness::load_schema("benchmarks/fairify/adult.toml");
 //   witness::Dataset data = witness::load_csv("benchmarks/fairify/data/adult.csv", schema);
+//   const witness::FairnessProblem problem(model, schema, {"sex"});
 //   witness::ConcolicSearchOptions o;
-//   o.protected_features = {schema.feature_index("sex")};
 //   o.seeds = &data.raw;                                  // raw rows, [features][n]
 //   witness::Env env;  env.options.set("time-limit", "60");  env.start();
-//   witness::FairnessResult r = witness::dual_search(model, schema, o, env);
+//   witness::FairnessResult r = witness::dual_search(problem, o, env);
 //   if (r.verdict == witness::Verdict::Witness) { /* r.witnesses[0] was replayed */ }
 #pragma once
 
@@ -24,6 +24,7 @@
 #include "core/choice.h"
 #include "core/env.h"
 #include "domain/schema.h"
+#include "fairness/problem.h"
 #include "fairness/verdict.h"
 #include "model/model.h"
 #include "symbolic/path_tree.h"
@@ -36,7 +37,6 @@ inline constexpr Choices<SeedOrder, 2> kSeedOrders{{{{SeedOrder::InOrder, "in-or
 SeedOrder parse_seed_order(const std::string& name);  // kSeedOrders, InputError naming --seed-order
 
 struct ConcolicSearchOptions {
-  std::vector<int> protected_features;  // schema feature indices (required)
   FrontierOrder order = FrontierOrder::DecisionFirst;
   // Raw rows ([features][n]) to start from. concolic_search: the seeds, taken in `seed_order`;
   // dual_search: the first row is the start point. nullptr: random in-domain points (env's seed).
@@ -50,8 +50,7 @@ struct ConcolicSearchOptions {
   double query_time_limit = 0.0;
 };
 
-FairnessResult concolic_search(const Model& model, const Schema& schema, const ConcolicSearchOptions& options,
-                               Env& env);
-FairnessResult dual_search(const Model& model, const Schema& schema, const ConcolicSearchOptions& options, Env& env);
+FairnessResult concolic_search(const FairnessProblem& problem, const ConcolicSearchOptions& options, Env& env);
+FairnessResult dual_search(const FairnessProblem& problem, const ConcolicSearchOptions& options, Env& env);
 
 }  // namespace witness

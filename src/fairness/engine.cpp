@@ -56,9 +56,8 @@ void check_engine_settings(const EngineSettings& settings) { check_settings(engi
 
 namespace {
 
-CompleteSearchOptions complete_options(const FairnessProblem& p, const EngineSettings& s) {
-  return {.protected_features = p.protected_features(),
-          .max_witnesses = s.max_witnesses,
+CompleteSearchOptions complete_options(const EngineSettings& s) {
+  return {.max_witnesses = s.max_witnesses,
           .quantify = s.quantify,
           .check = s.check,
           .split = s.split,
@@ -74,9 +73,8 @@ CompleteSearchOptions complete_options(const FairnessProblem& p, const EngineSet
           .answer_only = s.answer_only};
 }
 
-ConcolicSearchOptions concolic_options(const FairnessProblem& p, const EngineSettings& s) {
-  return {p.protected_features(), s.order,    s.seeds,         s.max_seeds,
-          s.seed_order,           s.kmeans_k, s.max_witnesses, s.query_time_limit};
+ConcolicSearchOptions concolic_options(const EngineSettings& s) {
+  return {s.order, s.seeds, s.max_seeds, s.seed_order, s.kmeans_k, s.max_witnesses, s.query_time_limit};
 }
 
 // Every engine answers --max-witnesses N the same way: N distinct points x, or all there are, or
@@ -114,8 +112,7 @@ void settle_witnesses(FairnessResult& r, const FairnessProblem& problem, const E
   more_env.set_cancel(env.cancel_flag());
   more_env.start();
   try {
-    FairnessResult more = smt_search(problem.model(), problem.schema(), problem.protected_features(), more_env,
-                                     asked - static_cast<int>(r.witnesses.size()), r.witnesses);
+    FairnessResult more = smt_search(problem, more_env, asked - static_cast<int>(r.witnesses.size()), r.witnesses);
     for (WitnessPair& w : more.witnesses) r.witnesses.push_back(std::move(w));
     r.stats.tests += more.stats.tests;
     r.stats.rejected += more.stats.rejected;
@@ -139,24 +136,22 @@ const std::vector<EngineInfo>& fairness_engines() {
       {"auto", "falsification beside the complete engine (ReLU networks), else falsification then dual", true, true,
        auto_uses_z3,
        [](const FairnessProblem& p, const EngineSettings& s, Env& env) {
-         return auto_search(p.model(), p.schema(), complete_options(p, s), env);
+         return auto_search(p, complete_options(s), env);
        }},
       {"complete", "branch and bound with sound bounds; proves, finds witnesses, quantifies", true, true,
        reads_by_bounds,
        [](const FairnessProblem& p, const EngineSettings& s, Env& env) {
-         return complete_search(p.model(), p.schema(), complete_options(p, s), env);
+         return complete_search(p, complete_options(s), env);
        }},
       {"smt", "the whole question as one exact Z3 query", false, false, reads_by_z3,
-       [](const FairnessProblem& p, const EngineSettings& s, Env& env) {
-         return smt_search(p.model(), p.schema(), p.protected_features(), env, s.max_witnesses);
-       }},
+       [](const FairnessProblem& p, const EngineSettings& s, Env& env) { return smt_search(p, env, s.max_witnesses); }},
       {"dual", "PyFair: concolic exploration of the dual model", false, false, reads_by_z3,
        [](const FairnessProblem& p, const EngineSettings& s, Env& env) {
-         return dual_search(p.model(), p.schema(), concolic_options(p, s), env);
+         return dual_search(p, concolic_options(s), env);
        }},
       {"concolic", "PyCT: concolic search around seed rows", false, false, reads_by_z3,
        [](const FairnessProblem& p, const EngineSettings& s, Env& env) {
-         return concolic_search(p.model(), p.schema(), concolic_options(p, s), env);
+         return concolic_search(p, concolic_options(s), env);
        }},
   };
   return engines;
@@ -180,7 +175,7 @@ std::vector<SearchState> split_fairness_search(const std::string& engine, const 
   const EngineInfo& info = fairness_engine(engine);
   if (!info.searches_regions)
     throw InputError(fmt::format("--split-into cuts the complete engine's search, not the {} engine's", info.name));
-  return split_complete_search(problem.model(), problem.schema(), complete_options(problem, settings), parts, env);
+  return split_complete_search(problem, complete_options(settings), parts, env);
 }
 
 FairnessResult run_fairness_engine(const std::string& name, const FairnessProblem& problem,

@@ -14,46 +14,18 @@
 
 namespace witness {
 
-std::vector<Eigen::VectorXd> protected_combinations(const Schema& schema, const std::vector<int>& protected_features) {
-  std::vector<Eigen::VectorXd> out{Eigen::VectorXd(0)};
-  for (int f : protected_features) {
-    const Feature& feat = schema.feature(f);
-    if (!feat.integral()) throw InputError(schema.source(), feat.name, "a protected feature must not be real");
-    std::vector<Eigen::VectorXd> next;
-    for (const Eigen::VectorXd& prefix : out) {
-      for (long long k = 0; k <= static_cast<long long>(feat.max - feat.min); ++k) {
-        const double v = feat.min + static_cast<double>(k);
-        Eigen::VectorXd c(prefix.size() + 1);
-        c << prefix, v;
-        next.push_back(c);
-        if (next.size() > 65536)
-          throw InputError(schema.source(), feat.name, "more than 65536 combinations of protected values");
-      }
-    }
-    out = std::move(next);
-  }
-  if (out.size() < 2) throw InputError(schema.source(), "", "the protected features take a single value in the domain");
-  return out;
-}
-
-Eigen::MatrixXd with_protected(Eigen::MatrixXd raw, const std::vector<int>& protected_features,
-                               const Eigen::VectorXd& combo) {
-  for (std::size_t k = 0; k < protected_features.size(); ++k)
-    raw.row(protected_features[k]).setConstant(combo(static_cast<Eigen::Index>(k)));
-  return raw;
-}
-
 namespace {
 
 class Hunt {
  public:
-  Hunt(const Model& model, const Schema& schema, const FalsifyOptions& o, SearchStats& stats)
-      : model_(model),
-        schema_(schema),
+  Hunt(const FairnessProblem& problem, const FalsifyOptions& o, SearchStats& stats)
+      : model_(problem.model()),
+        schema_(problem.schema()),
+        prot_(problem.protected_features()),
         o_(o),
         stats_(stats),
-        combos_(protected_combinations(schema, o.protected_features)),
-        ev_(model) {}
+        combos_(problem.combinations()),
+        ev_(model_) {}
 
   // Evaluates every protected combination on the raw columns; returns the gap per column (threshold
   // rules; 0 otherwise) and collects replayed witnesses.
@@ -68,7 +40,7 @@ class Hunt {
     Eigen::Array<bool, Eigen::Dynamic, Eigen::Dynamic> valid =
         Eigen::Array<bool, Eigen::Dynamic, Eigen::Dynamic>::Constant(nc, n, true);
     for (std::size_t c = 0; c < combos_.size(); ++c) {
-      Eigen::MatrixXd rc = with_protected(raw, o_.protected_features, combos_[c]);
+      Eigen::MatrixXd rc = with_protected(raw, prot_, combos_[c]);
       if (!cs.empty()) {
         for (Eigen::Index j = 0; j < n; ++j) {
           cs.derive(rc.col(j));
@@ -113,7 +85,7 @@ class Hunt {
   // The threshold rule's value for the first protected combination (the bisection's guide).
   Eigen::VectorXd logits(const Eigen::MatrixXd& raw) {
     stats_.tests += raw.cols();
-    const Eigen::MatrixXd x = schema_.to_model_columns(with_protected(raw, o_.protected_features, combos_[0]));
+    const Eigen::MatrixXd x = schema_.to_model_columns(with_protected(raw, prot_, combos_[0]));
     return ev_.run(x).decision.row(model_.rule.index).transpose();
   }
 
@@ -125,13 +97,13 @@ class Hunt {
 
  private:
   void try_pair(const Eigen::VectorXd& raw, std::size_t a, std::size_t b) {
-    Eigen::VectorXd ra = with_protected(raw, o_.protected_features, combos_[a]).col(0);
-    Eigen::VectorXd rb = with_protected(raw, o_.protected_features, combos_[b]).col(0);
+    Eigen::VectorXd ra = with_protected(raw, prot_, combos_[a]).col(0);
+    Eigen::VectorXd rb = with_protected(raw, prot_, combos_[b]).col(0);
     schema_.constraints().derive(ra);
     schema_.constraints().derive(rb);
     for (const WitnessPair& w : found_)
       if (w.raw == ra || w.raw_prime == ra) return;  // one pair per point
-    if (auto w = replay_witness_raw(model_, schema_, o_.protected_features, ra, rb)) {
+    if (auto w = replay_witness_raw(model_, schema_, prot_, ra, rb)) {
       found_.push_back(*w);
     } else {
       ++stats_.rejected;
@@ -140,6 +112,7 @@ class Hunt {
 
   const Model& model_;
   const Schema& schema_;
+  const std::vector<int>& prot_;  // the protected features with their proxies
   const FalsifyOptions& o_;
   SearchStats& stats_;
   std::vector<Eigen::VectorXd> combos_;
@@ -307,9 +280,11 @@ long long falsify_tests_for(const Model& model) {
   return std::clamp(static_cast<long long>(std::ldexp(1.0, 29) / ops), 1LL << 12, 1LL << 22);
 }
 
-std::vector<WitnessPair> falsify(const Model& model, const Schema& schema, const FalsifyOptions& options, Env& env,
+std::vector<WitnessPair> falsify(const FairnessProblem& problem, const FalsifyOptions& options, Env& env,
                                  SearchStats& stats) {
-  Hunt hunt(model, schema, options, stats);
+  const Model& model = problem.model();
+  const Schema& schema = problem.schema();
+  Hunt hunt(problem, options, stats);
   const long long budget = options.tests > 0 ? options.tests : falsify_tests_for(model);
   const long long start = stats.tests;
   // Every schedule decision counts tests, never the clock: the same call makes the same moves.
@@ -319,7 +294,7 @@ std::vector<WitnessPair> falsify(const Model& model, const Schema& schema, const
            (options.cancel != nullptr && options.cancel->load());
   };
   Sampler sampler(schema, env.seed());
-  const std::vector<bool> is_protected = schema.feature_mask(options.protected_features);
+  const std::vector<bool>& is_protected = problem.protected_mask();
   std::vector<int> movable;
   for (int f = 0; f < schema.size(); ++f)
     if (!is_protected[static_cast<std::size_t>(f)] && schema.feature(f).integral() &&

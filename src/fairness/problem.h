@@ -20,11 +20,24 @@
 
 namespace witness {
 
+// Every in-domain combination of raw values of the protected features (in their order), e.g.
+// {0}, {1} for one boolean. InputError when a protected feature is real, when there are more than
+// 65536 combinations, or fewer than two.
+std::vector<Eigen::VectorXd> protected_combinations(const Schema& schema, const std::vector<int>& protected_features);
+
+// Raw columns ([features][n]) with the protected features set to one combination (in the order of
+// protected_features).
+Eigen::MatrixXd with_protected(Eigen::MatrixXd raw, const std::vector<int>& protected_features,
+                               const Eigen::VectorXd& combo);
+
 class FairnessProblem {
  public:
   // `protected_names` empty: the schema's `protected` list. InputError (naming the schema) for an
   // unknown feature, when no feature is protected, or for a real-valued proxy.
   FairnessProblem(const Model& model, const Schema& schema, const std::vector<std::string>& protected_names);
+  // The same by schema feature indices (the named features; their proxies are added as above).
+  [[nodiscard]] static FairnessProblem of_features(const Model& model, const Schema& schema,
+                                                   const std::vector<int>& protected_features);
 
   [[nodiscard]] const Model& model() const { return *model_; }
   [[nodiscard]] const Schema& schema() const { return *schema_; }
@@ -39,12 +52,17 @@ class FairnessProblem {
   [[nodiscard]] const std::vector<bool>& protected_mask() const { return mask_; }
   // Every combination of the varied features' values (InputError beyond 65536, or for a real one).
   [[nodiscard]] std::vector<Eigen::VectorXd> combinations() const;
+  // Every combination of the named features' values: the groups a data row belongs to.
+  [[nodiscard]] std::vector<Eigen::VectorXd> named_combinations() const;
   // Whether two people who differ only in the protected features can exist at all, and if not,
   // why not (in words).
   [[nodiscard]] Twins twins() const;
   [[nodiscard]] std::string vacuity_reason(Twins twins) const;
 
  private:
+  struct ByIndex {};  // keeps `{}` (the schema's list) unambiguous
+  FairnessProblem(const Model& model, const Schema& schema, std::vector<int> named, ByIndex /*tag*/);
+
   const Model* model_;
   const Schema* schema_;
   std::vector<std::string> names_;

@@ -7,7 +7,7 @@
 
 #include "bounds/relu_network.h"
 #include "fairness/complete/network/exact_network.h"
-#include "fairness/falsify.h"
+#include "fairness/problem.h"
 #include "model/evaluator.h"
 
 namespace witness {
@@ -94,7 +94,7 @@ RowAudit audit_rows(const FairnessProblem& problem, const Eigen::MatrixXd& raw, 
   a.rows = raw.cols();
   a.outcome = outcome;
   a.protected_features = protected_features;
-  a.combos = protected_combinations(schema, protected_features);
+  a.combos = problem.named_combinations();
   for (const Eigen::VectorXd& c : a.combos) a.combo_names.push_back(combo_name(schema, protected_features, c));
   const int score_output = model.output_width() > 1 ? std::min(outcome.favorable, model.output_width() - 1) : 0;
   a.score_name = model.output_width() > 1 ? fmt::format("the model's output for {}", outcome.name(score_output))

@@ -78,8 +78,11 @@ void finish(FairnessResult& r, const Solver& solver, Env& env) {
 
 }  // namespace
 
-FairnessResult smt_search(const Model& model, const Schema& schema, const std::vector<int>& protected_features,
-                          Env& env, int max_witnesses, const std::vector<WitnessPair>& known) {
+FairnessResult smt_search(const FairnessProblem& problem, Env& env, int max_witnesses,
+                          const std::vector<WitnessPair>& known) {
+  const Model& model = problem.model();
+  const Schema& schema = problem.schema();
+  const std::vector<int>& protected_features = problem.protected_features();
   check_arguments(model, schema, protected_features, "smt_search");
   FairnessResult result;
   result.engine = "smt";

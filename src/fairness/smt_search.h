@@ -6,7 +6,7 @@
 //   witness::Schema schema = witness::load_schema("benchmarks/fairify/german.toml");
 //   std::vector<int> prot = {schema.feature_index("age")};
 //   witness::Env env;  env.options.set("time-limit", "60");  env.start();
-//   witness::FairnessResult r = witness::smt_search(model, schema, prot, env);
+//   witness::FairnessResult r = witness::smt_search(witness::FairnessProblem(model, schema, {"age"}), env);
 //   // r.verdict: Verified (exhaustive), Witness (r.witnesses[0]) or Inconclusive (r.reason)
 //   Eigen::VectorXd lo = Eigen::VectorXd::Constant(schema.size(), -INFINITY), hi = -lo;   // no bounds
 //   lo[schema.feature_index("month")] = 0;  hi[schema.feature_index("month")] = 12;      // but month 0..12
@@ -19,6 +19,7 @@
 
 #include "core/env.h"
 #include "domain/schema.h"
+#include "fairness/problem.h"
 #include "fairness/verdict.h"
 #include "model/model.h"
 #include "solver/solver.h"
@@ -29,8 +30,8 @@ namespace witness {
 // per further witness (each excluding the points found so far, and those in `known`), until
 // `max_witnesses` or Unsat (then every unfair point has been found). Models that are not piecewise
 // linear up to the decision rule's node, or with a Direct rule: UnsupportedError.
-FairnessResult smt_search(const Model& model, const Schema& schema, const std::vector<int>& protected_features,
-                          Env& env, int max_witnesses = 1, const std::vector<WitnessPair>& known = {});
+FairnessResult smt_search(const FairnessProblem& problem, Env& env, int max_witnesses = 1,
+                          const std::vector<WitnessPair>& known = {});
 
 // Re-proves one region independently of any bound propagation: Unsat iff no point n of the box
 // [raw_lo, raw_hi] (raw values, inclusive, one entry per schema feature; protected entries are

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "domain/constraints.h"
-#include "fairness/falsify.h"
+#include "fairness/problem.h"
 
 namespace witness {
 namespace {

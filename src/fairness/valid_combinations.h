@@ -2,7 +2,7 @@
 // schema's constraints as the complete engine sees them (a combination sets the protected features
 // and their proxies; a box point is valid when some combination makes it so).
 //
-//   #include "fairness/falsify.h"  // protected_combinations
+//   #include "fairness/problem.h"  // protected_combinations
 //   witness::Schema schema = witness::load_schema("benchmarks/fairify/adult_constrained.toml");
 //   const std::vector<int> prot = {schema.feature_index("sex")};
 //   witness::ValidCombinations valid(schema, prot, witness::protected_combinations(schema, prot));

@@ -134,10 +134,6 @@ void apply_header(const Header& h, FairJob& job, Env& env) {
   job = std::move(fresh);
 }
 
-SearchQuestion question_of(const JobSubject& subject, const FairJob& job) {
-  return {*subject.model, subject.schema, subject.protected_features, job.settings.quantify};
-}
-
 }  // namespace
 
 std::vector<std::string> write_subproblems(const SubjectSource& source,
@@ -152,7 +148,7 @@ std::vector<std::string> write_subproblems(const SubjectSource& source,
   if (!subject.model) throw InputError("--split-into: no model");
   const FairnessProblem problem(*subject.model, subject.schema, subject.protected_names);
   std::vector<SearchState> states = split_fairness_search(job.engine, problem, job.settings, parts, env);
-  const SearchQuestion question = question_of(subject, job);
+  const SearchQuestion question{problem, job.settings.quantify};  // the engine's: proxies included
   std::map<std::string, std::string> kept;  // the question's options; run options (threads...) are each run's
   for (const auto& [name, value] : options)
     if (is_fair_option(name)) kept.emplace(name, value);
@@ -210,7 +206,9 @@ RunOutput merge_subproblems(const std::vector<std::string>& results, FairJob job
   const Header h = read_header(results.front());
   apply_header(h, job, env);
   const JobSubject subject = load_subject(h.source);
-  const SearchQuestion question = question_of(subject, job);
+  if (!subject.model) throw InputError(results.front(), "", "no model");
+  const FairnessProblem problem(*subject.model, subject.schema, subject.protected_names);
+  const SearchQuestion question{problem, job.settings.quantify};
   std::vector<SearchState> states;
   for (const std::string& r : results) {
     SearchState s = read_search_state(r, question);

@@ -151,6 +151,19 @@ printf '\n[constraints]\nrules = ["age >= 20"]\n' >>"$T/rf.toml"
 expect_input_error "a checkpoint without rules resumed under rules" "another schema" \
   "$W" fair "$P/rf.onnx" --schema "$T/rf.toml" --data "$P/adult_600.csv" --protected sex --quantify \
   --resume "$T/ckpt.json"
+# A protected feature with a proxy (education-num = map(education, ...)): the parts are states of
+# the question the engine searches, proxy included, so they continue and merge (they once were
+# written for the question without it, and every part was refused as "another question").
+B=$SRC/benchmarks/fairify
+PX=("$B/models/adult/AC1.h5" --schema "$B/adult_constrained.toml" --protected education --quantify)
+run_witness 120 "$T/split6.out" fair "${PX[@]}" --split-into 2 --out-dir "$T/parts6"
+for k in 0 1; do
+  run_witness 120 "$T/p6$k.out" fair --subproblem "$T/parts6/part-00$k.json" --time-limit 2
+  check "a part of a split with a proxy: rc=$rc (want 10 or 20)" $([[ $rc -eq 10 || $rc -eq 20 ]]; echo $?)
+done
+run_witness 120 "$T/merged6.json" merge "$T"/parts6/part-*.result.json --json
+check "merge of a split with a proxy: rc=$rc (want 10), a witness that moves the proxy" \
+  $([[ $rc -eq 10 ]] && json_check "$T/merged6.json" "d['witness']['x_named']['education-num'] != d['witness']['x_prime_named']['education-num']"; echo $?)
 # Honest merges say what they trust.
 check "merge says what it trusts" $(json_check "$T/merged.json" '"merged from 5 parts" in d["trusted"]'; echo $?)
 # Partial files: a split whose files cannot be written leaves none; a temp file a killed

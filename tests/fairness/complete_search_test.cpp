@@ -34,9 +34,8 @@ namespace {
 constexpr int kRandomNets = 30;
 const char* const kHandMade[] = {"zero_weight", "small_weight", "label_is_p", "rare"};
 
-CompleteSearchOptions options_for(const Tiny& t) {
+CompleteSearchOptions options_for(const Tiny& /*t*/) {
   CompleteSearchOptions o;
-  o.protected_features = t.prot;
   return o;
 }
 
@@ -60,7 +59,7 @@ FairnessResult check_complete(const Tiny& t, const Truth& truth, unsigned thread
   SCOPED_TRACE(t.name + " threads " + std::to_string(threads) + (o.check ? " check" : "") +
                (o.split == SplitRule::Widest ? " widest" : ""));
   Env env = test::make_env("30", threads);
-  FairnessResult r = complete_search(t.model, t.schema, o, env);
+  FairnessResult r = complete_search(test::problem_of(t), o, env);
   EXPECT_EQ(r.engine, "complete");
   EXPECT_TRUE(r.phase.empty());
   expect_consistent(r);
@@ -139,7 +138,7 @@ void check_quantify(const Tiny& t, unsigned threads, SplitRule split, bool stric
   o.max_witnesses = 3;
   o.split = split;
   Env env = test::make_env("30", threads);
-  const FairnessResult r = complete_search(t.model, t.schema, o, env);
+  const FairnessResult r = complete_search(test::problem_of(t), o, env);
   EXPECT_TRUE(r.share.measured);
   const double want = fair_share(t);
   EXPECT_NEAR(r.share.certified, want, 1e-12);
@@ -213,7 +212,7 @@ TEST(CompleteSearch, CheckReprovesClosedRegionsEveryNetworkSlow) {
     (void)check_complete(t, brute_force(t), 2, o);
     o.quantify = true;
     Env env = test::make_env("30", 1);
-    const FairnessResult q = complete_search(t.model, t.schema, o, env);
+    const FairnessResult q = complete_search(test::problem_of(t), o, env);
     EXPECT_NEAR(q.share.certified, fair_share(t), 1e-12) << t.name;
     EXPECT_EQ(q.verdict, brute_force(t).pairs > 0 ? Verdict::Witness : Verdict::Verified) << t.name;
   }
@@ -350,7 +349,7 @@ void random_schemas(std::uint64_t from, std::uint64_t to) {
         o.split = split;
         o.quantify = threads == 1;
         Env env = test::make_env("30", threads);
-        const FairnessResult r = complete_search(t.model, t.schema, o, env);
+        const FairnessResult r = complete_search(test::problem_of(t), o, env);
         ASSERT_EQ(r.verdict, truth.unfair ? Verdict::Witness : Verdict::Verified) << r.reason;
         if (o.quantify) {
           EXPECT_NEAR(r.share.certified, truth.fair_share, 1e-9);
@@ -403,7 +402,7 @@ void expect_closed_at_root(const Tiny& t) {
     CompleteSearchOptions o = options_for(t);
     o.split = split;
     Env env = test::make_env("10", 1);
-    const FairnessResult r = complete_search(t.model, t.schema, o, env);
+    const FairnessResult r = complete_search(test::problem_of(t), o, env);
     EXPECT_EQ(r.verdict, Verdict::Verified) << r.reason;
     EXPECT_EQ(r.stats.regions, 1);
   }
@@ -415,7 +414,7 @@ TEST(CompleteSearch, ZeroProtectedWeightClosesAtTheRoot) {
   // Normalised integer features (see also ZeroProtectedWeightWithNormalisedFeaturesClosesAtTheRoot).
   const Tiny t = zero_protected_weight(kIntX, "mean = 0.7\nstd = 3\n");
   Env env = test::make_env("10", 1);
-  EXPECT_EQ(complete_search(t.model, t.schema, options_for(t), env).verdict, Verdict::Verified);
+  EXPECT_EQ(complete_search(test::problem_of(t), options_for(t), env).verdict, Verdict::Verified);
 }
 
 // Regression: the difference of a shared normalised input must be exactly 0, not the rounding
@@ -435,7 +434,7 @@ void check_auto(const Tiny& t) {
   CompleteSearchOptions o = options_for(t);
   o.falsify_tests = 1LL << 12;
   Env env = test::make_env("30", 2);
-  const FairnessResult r = auto_search(t.model, t.schema, o, env);
+  const FairnessResult r = auto_search(test::problem_of(t), o, env);
   EXPECT_EQ(r.engine, "auto");
   EXPECT_TRUE(r.phase == "falsification" || r.phase == "complete") << r.phase;
   if (truth.pairs > 0) {
@@ -463,7 +462,7 @@ TEST(AutoSearch, QuantifySkipsFalsification) {
   o.quantify = true;
   o.falsify_tests = 1LL << 12;
   Env env = test::make_env("30", 1);
-  const FairnessResult r = auto_search(t.model, t.schema, o, env);
+  const FairnessResult r = auto_search(test::problem_of(t), o, env);
   EXPECT_EQ(r.engine, "auto");
   EXPECT_EQ(r.phase, "complete");
   ASSERT_EQ(r.verdict, Verdict::Witness);
@@ -487,7 +486,7 @@ void many_witnesses(bool distinct) {
       CompleteSearchOptions o = options_for(t);
       o.max_witnesses = 5;
       Env env = test::make_env("30", threads);
-      const FairnessResult r = complete_search(t.model, t.schema, o, env);
+      const FairnessResult r = complete_search(test::problem_of(t), o, env);
       ASSERT_EQ(r.verdict, Verdict::Witness);
       EXPECT_GE(r.witnesses.size(), 1U);
       EXPECT_LE(r.witnesses.size(), 5U);
@@ -515,7 +514,7 @@ TEST(CompleteSearch, PointOnTheThresholdWidestSplit) {
   o.split = SplitRule::Widest;
   for (unsigned threads : {1U, 2U}) {
     Env env = test::make_env("10", threads);
-    const FairnessResult r = complete_search(t.model, t.schema, o, env);
+    const FairnessResult r = complete_search(test::problem_of(t), o, env);
     EXPECT_EQ(r.verdict, Verdict::Verified) << r.reason;
     EXPECT_EQ(r.share.certified, 1.0);
   }
@@ -527,7 +526,7 @@ TEST(CompleteSearch, WitnessBelowFloat32Resolution) {
   const Tiny t = below_float32();
   for (unsigned threads : {1U, 2U}) {
     Env env = test::make_env("30", threads);
-    const FairnessResult r = complete_search(t.model, t.schema, options_for(t), env);
+    const FairnessResult r = complete_search(test::problem_of(t), options_for(t), env);
     ASSERT_EQ(r.verdict, Verdict::Witness) << r.reason;
     const WitnessPair& wp = r.witnesses[0];
     EXPECT_FALSE(wp.float32_witness);
@@ -540,7 +539,7 @@ TEST(CompleteSearch, WitnessBelowFloat32Resolution) {
   o.quantify = true;
   o.split = SplitRule::Widest;
   Env env = test::make_env("30", 1);
-  const FairnessResult q = complete_search(t.model, t.schema, o, env);
+  const FairnessResult q = complete_search(test::problem_of(t), o, env);
   EXPECT_EQ(q.verdict, Verdict::Witness);
   EXPECT_TRUE(q.exhaustive);
   EXPECT_NEAR(q.share.certified, 0.75, 1e-12);  // a != 1
@@ -554,7 +553,7 @@ TEST(CompleteSearch, ScoreSplitDecidesSinglePoints) {
     CompleteSearchOptions o = options_for(t);
     o.quantify = true;
     Env env = test::make_env("5", 1);
-    const FairnessResult q = complete_search(t.model, t.schema, o, env);
+    const FairnessResult q = complete_search(test::problem_of(t), o, env);
     EXPECT_EQ(q.verdict, Verdict::Witness);
     EXPECT_TRUE(q.exhaustive) << "did not finish";
     EXPECT_NEAR(q.share.certified, 0.75, 1e-12);
@@ -563,7 +562,7 @@ TEST(CompleteSearch, ScoreSplitDecidesSinglePoints) {
   }
   const Tiny t = on_threshold();
   Env env = test::make_env("5", 1);
-  const FairnessResult r = complete_search(t.model, t.schema, options_for(t), env);
+  const FairnessResult r = complete_search(test::problem_of(t), options_for(t), env);
   EXPECT_EQ(r.verdict, Verdict::Verified) << r.reason;
   EXPECT_LT(r.stats.regions, 1000);
 }
@@ -575,14 +574,14 @@ TEST(CompleteSearch, TimeLimitAndCancelGiveInconclusive) {
   split_only.enumerate_factor = 0.0;
   {
     Env env = test::make_env("30", 1);
-    const FairnessResult r = complete_search(t.model, t.schema, split_only, env);
+    const FairnessResult r = complete_search(test::problem_of(t), split_only, env);
     ASSERT_EQ(r.verdict, Verdict::Verified);
     ASSERT_GT(r.stats.regions, 1);
   }
   {
     Env env = test::make_env("0.000001", 1);
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    const FairnessResult r = complete_search(t.model, t.schema, options_for(t), env);
+    const FairnessResult r = complete_search(test::problem_of(t), options_for(t), env);
     EXPECT_EQ(r.verdict, Verdict::Inconclusive);
     EXPECT_FALSE(r.exhaustive);
     EXPECT_NE(r.reason.find("time limit"), std::string::npos) << r.reason;
@@ -594,7 +593,7 @@ TEST(CompleteSearch, TimeLimitAndCancelGiveInconclusive) {
     CompleteSearchOptions o = options_for(t);
     o.cancel = &cancel;
     Env env = test::make_env("30", 2);
-    const FairnessResult r = complete_search(t.model, t.schema, o, env);
+    const FairnessResult r = complete_search(test::problem_of(t), o, env);
     EXPECT_EQ(r.verdict, Verdict::Inconclusive);
     EXPECT_FALSE(r.exhaustive);
   }
@@ -605,13 +604,13 @@ TEST(CompleteSearch, UnsupportedModelsAndBadArguments) {
   const std::vector<int> prot = s.protected_indices();
   // A fair Tanh network (p has no weight): the complete engine refuses it, auto goes to dual.
   const Model m = tanh_inside(0.0);
+  const FairnessProblem problem = FairnessProblem::of_features(m, s, prot);
   CompleteSearchOptions o;
-  o.protected_features = prot;
   o.falsify_tests = 1LL << 12;
   {
     Env env = make_env();
     try {
-      (void)complete_search(m, s, o, env);
+      (void)complete_search(problem, o, env);
       ADD_FAILURE() << "no UnsupportedError";
     } catch (const UnsupportedError& e) {
       EXPECT_NE(std::string(e.what()).find("squash"), std::string::npos) << e.what();
@@ -619,7 +618,7 @@ TEST(CompleteSearch, UnsupportedModelsAndBadArguments) {
   }
   {
     Env env = make_env();
-    const FairnessResult r = auto_search(m, s, o, env);
+    const FairnessResult r = auto_search(problem, o, env);
     EXPECT_EQ(r.engine, "auto(dual)");
     EXPECT_EQ(r.phase, "dual");
     EXPECT_NE(r.verdict, Verdict::Witness);
@@ -627,12 +626,12 @@ TEST(CompleteSearch, UnsupportedModelsAndBadArguments) {
   }
   const Tiny t = hand_made("rare");
   Env env = make_env();
-  CompleteSearchOptions none;
-  EXPECT_THROW((void)complete_search(t.model, t.schema, none, env), InputError);
+  EXPECT_THROW((void)FairnessProblem::of_features(t.model, t.schema, {}), InputError);
+  EXPECT_THROW((void)FairnessProblem::of_features(t.model, t.schema, {9}), InputError);
+  EXPECT_THROW((void)FairnessProblem::of_features(t.model, t.schema, {t.prot[0], t.prot[0]}), InputError);
   const Schema other = schema_of(kOneHotFirst);  // 5 model inputs, the model reads 4
-  CompleteSearchOptions g;
-  g.protected_features = other.protected_indices();
-  EXPECT_THROW((void)complete_search(t.model, other, g, env), InputError);
+  const FairnessProblem mismatched(t.model, other, {});
+  EXPECT_THROW((void)complete_search(mismatched, CompleteSearchOptions{}, env), InputError);
 }
 
 // Regression: bad protected features are an InputError from auto_search too (the side thread's
@@ -640,9 +639,21 @@ TEST(CompleteSearch, UnsupportedModelsAndBadArguments) {
 TEST(AutoSearch, BadProtectedFeaturesAreInputErrors) {
   const Tiny t = hand_made("rare");
   Env env = make_env();
-  CompleteSearchOptions none;
-  none.falsify_tests = 1LL << 12;
-  EXPECT_THROW((void)auto_search(t.model, t.schema, none, env), InputError);
+  CompleteSearchOptions o;
+  o.falsify_tests = 1LL << 12;
+  // A protected feature with a single value in the domain: no pair to compare.
+  const Schema single = parse_schema(R"(
+name = "single"
+protected = ["p"]
+features = [
+  { name = "a", kind = "integer", min = 0, max = 3 },
+  { name = "b", kind = "integer", min = 0, max = 3 },
+  { name = "c", kind = "integer", min = 0, max = 2 },
+  { name = "p", kind = "integer", min = 1, max = 1 },
+]
+)",
+                                     "single.toml");
+  EXPECT_THROW((void)auto_search(FairnessProblem(t.model, single, {"p"}), o, env), InputError);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -666,10 +677,9 @@ void check_zeroed_german(const std::string& name) {
   const Model fair = zeroed(m, s, prot);
   for (const std::vector<int>& p : {std::vector<int>{prot[0]}, std::vector<int>{prot[1]}, prot}) {
     CompleteSearchOptions o;
-    o.protected_features = p;
     o.check = true;
     Env env = test::make_env("120", 2);
-    const FairnessResult r = complete_search(fair, s, o, env);
+    const FairnessResult r = complete_search(FairnessProblem::of_features(fair, s, p), o, env);
     EXPECT_EQ(r.verdict, Verdict::Verified) << r.reason;
     EXPECT_TRUE(r.exhaustive);
     EXPECT_EQ(r.share.certified, 1.0);
@@ -685,10 +695,10 @@ TEST(CompleteSearchFairify, AC1SexHasAWitnessThatReplays) {
   const Model m = load_model(source_path("benchmarks/fairify/models/adult/AC1.h5"));
   const Schema s = load_schema(source_path("benchmarks/fairify/adult.toml"));
   const std::vector<int> prot = {s.feature_index("sex")};
+  const FairnessProblem problem(m, s, {"sex"});
   CompleteSearchOptions o;
-  o.protected_features = prot;
   Env env = test::make_env("60", 2);
-  const FairnessResult r = complete_search(m, s, o, env);
+  const FairnessResult r = complete_search(problem, o, env);
   ASSERT_EQ(r.verdict, Verdict::Witness) << r.reason;
   const WitnessPair& w = r.witnesses[0];
   const auto again = replay_witness(m, s, prot, w.x, w.x_prime);
@@ -706,7 +716,7 @@ TEST(CompleteSearchFairify, AC1SexHasAWitnessThatReplays) {
   EXPECT_NE(w.raw(prot[0]), w.raw_prime(prot[0]));
   Env env2 = test::make_env("60", 2);
   o.falsify_tests = 1LL << 12;
-  const FairnessResult a = auto_search(m, s, o, env2);
+  const FairnessResult a = auto_search(problem, o, env2);
   ASSERT_EQ(a.verdict, Verdict::Witness) << a.reason;
   EXPECT_EQ(a.engine, "auto");
   EXPECT_TRUE(replay_witness(m, s, prot, a.witnesses[0].x, a.witnesses[0].x_prime).has_value());
@@ -720,15 +730,15 @@ TEST(AutoSearch, TheSameRunShowsTheSameWitness) {
        {std::tuple{"adult/AC4.h5", "adult.toml", "sex"}, std::tuple{"german/GC5.h5", "german.toml", "sex"}}) {
     const Model m = load_model(source_path(std::string("benchmarks/fairify/models/") + file));
     const Schema s = load_schema(source_path(std::string("benchmarks/fairify/") + schema_file));
+    const FairnessProblem problem(m, s, {attribute});
     CompleteSearchOptions o;
-    o.protected_features = {s.feature_index(attribute)};
     o.max_witnesses = 2;
     for (unsigned threads : {1U, 2U, 3U}) {
       SCOPED_TRACE(std::string(file) + " threads " + std::to_string(threads));
       std::vector<FairnessResult> runs;
       for (int k = 0; k < 3; ++k) {
         Env env = test::make_env("60", threads);
-        runs.push_back(auto_search(m, s, o, env));
+        runs.push_back(auto_search(problem, o, env));
         ASSERT_EQ(runs.back().verdict, Verdict::Witness) << runs.back().reason;
       }
       for (const FairnessResult& r : runs) {

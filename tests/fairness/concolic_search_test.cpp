@@ -60,11 +60,10 @@ void check_dual(const Tiny& t, const Eigen::MatrixXd* seeds, const std::vector<F
   for (FrontierOrder order : orders) {
     SCOPED_TRACE(t.name + " dual " + order_name(order));
     ConcolicSearchOptions o;
-    o.protected_features = t.prot;
     o.order = order;
     o.seeds = seeds;
     Env env = make_env();
-    const FairnessResult r = dual_search(t.model, t.schema, o, env);
+    const FairnessResult r = dual_search(test::problem_of(t), o, env);
     EXPECT_EQ(r.engine, "dual");
     expect_exact_stats(r);
     EXPECT_EQ(r.stats.seeds, 1);
@@ -86,11 +85,10 @@ void check_concolic(const Tiny& t, const std::vector<FrontierOrder>& orders) {
   for (FrontierOrder order : orders) {
     SCOPED_TRACE(t.name + " concolic " + order_name(order));
     ConcolicSearchOptions o;
-    o.protected_features = t.prot;
     o.order = order;
     o.seeds = &seeds;
     Env env = make_env();
-    const FairnessResult r = concolic_search(t.model, t.schema, o, env);
+    const FairnessResult r = concolic_search(test::problem_of(t), o, env);
     EXPECT_EQ(r.engine, "concolic");
     EXPECT_NE(r.verdict, Verdict::Verified);
     EXPECT_FALSE(r.exhaustive);
@@ -204,11 +202,10 @@ TEST(ConcolicSearch, DualSearchManyWitnessesAreDistinctAndReal) {
       for (FrontierOrder order : kOrders) {
         SCOPED_TRACE(std::string(which) + " quota " + std::to_string(quota) + " " + order_name(order));
         ConcolicSearchOptions o;
-        o.protected_features = t.prot;
         o.order = order;
         o.max_witnesses = quota;
         Env env = make_env();
-        const FairnessResult r = dual_search(t.model, t.schema, o, env);
+        const FairnessResult r = dual_search(test::problem_of(t), o, env);
         ASSERT_EQ(r.verdict, Verdict::Witness);
         expect_exact_stats(r);
         std::set<std::pair<std::vector<double>, std::vector<double>>> seen;
@@ -238,11 +235,10 @@ TEST(ConcolicSearch, ConcolicSearchManyWitnessesComeFromDistinctSeeds) {
   const Truth truth = brute_force(t);
   const Eigen::MatrixXd seeds = domain_points(t.schema);
   ConcolicSearchOptions o;
-  o.protected_features = t.prot;
   o.seeds = &seeds;
   o.max_witnesses = 7;
   Env env = make_env();
-  const FairnessResult r = concolic_search(t.model, t.schema, o, env);
+  const FairnessResult r = concolic_search(test::problem_of(t), o, env);
   ASSERT_EQ(r.verdict, Verdict::Witness);
   ASSERT_EQ(r.witnesses.size(), 7U);
   EXPECT_EQ(r.stats.seeds, 7);
@@ -260,11 +256,10 @@ TEST(ConcolicSearch, SeedOrderAndLimits) {
   const Eigen::MatrixXd seeds = domain_points(t.schema);
   {  // max_seeds stops before the only discriminated seeds (a = b = 3 come last in the enumeration)
     ConcolicSearchOptions o;
-    o.protected_features = t.prot;
     o.seeds = &seeds;
     o.max_seeds = 20;
     Env env = make_env();
-    const FairnessResult r = concolic_search(t.model, t.schema, o, env);
+    const FairnessResult r = concolic_search(test::problem_of(t), o, env);
     EXPECT_EQ(r.verdict, Verdict::Inconclusive);
     EXPECT_EQ(r.stats.seeds, 20);
     EXPECT_EQ(r.stats.seeds_exhausted, 20);
@@ -277,22 +272,20 @@ TEST(ConcolicSearch, SeedOrderAndLimits) {
     }
     ASSERT_EQ(n, some.cols());
     ConcolicSearchOptions o;
-    o.protected_features = t.prot;
     o.seeds = &some;
     o.seed_order = SeedOrder::KMeans;
     o.kmeans_k = 3;
     Env env = make_env();
-    const FairnessResult r = concolic_search(t.model, t.schema, o, env);
+    const FairnessResult r = concolic_search(test::problem_of(t), o, env);
     ASSERT_EQ(r.verdict, Verdict::Witness);
     expect_real_witness(t, truth, r.witnesses[0]);
   }
   {  // random seeds (no matrix): label_is_p is discriminated everywhere, so the first seed does it
     const Tiny u = hand_made("label_is_p");
     ConcolicSearchOptions o;
-    o.protected_features = u.prot;
     o.max_seeds = 5;
     Env env = make_env();
-    const FairnessResult r = concolic_search(u.model, u.schema, o, env);
+    const FairnessResult r = concolic_search(test::problem_of(u), o, env);
     ASSERT_EQ(r.verdict, Verdict::Witness);
     EXPECT_EQ(r.stats.seeds, 1);
     expect_real_witness(u, brute_force(u), r.witnesses[0]);
@@ -302,10 +295,9 @@ TEST(ConcolicSearch, SeedOrderAndLimits) {
     bad(0, 0) = 99;   // a > max
     bad(0, 2) = 0.5;  // not an integer
     ConcolicSearchOptions o;
-    o.protected_features = t.prot;
     o.seeds = &bad;
     Env env = make_env();
-    const FairnessResult r = concolic_search(t.model, t.schema, o, env);
+    const FairnessResult r = concolic_search(test::problem_of(t), o, env);
     EXPECT_EQ(r.verdict, Verdict::Inconclusive);
     EXPECT_EQ(r.stats.seeds, 1);
   }
@@ -319,10 +311,9 @@ TEST(ConcolicSearch, DualSearchSkipsStartRowsOutsideTheDomain) {
   Eigen::MatrixXd seeds = domain_points(t.schema).leftCols(2);
   seeds(1, 0) = 17;  // b > max: the second row is the start
   ConcolicSearchOptions o;
-  o.protected_features = t.prot;
   o.seeds = &seeds;
   Env env = make_env();
-  const FairnessResult r = dual_search(t.model, t.schema, o, env);
+  const FairnessResult r = dual_search(test::problem_of(t), o, env);
   EXPECT_EQ(r.verdict, Verdict::Verified);
   EXPECT_TRUE(r.exhaustive);
 }
@@ -330,10 +321,9 @@ TEST(ConcolicSearch, DualSearchSkipsStartRowsOutsideTheDomain) {
 TEST(ConcolicSearch, TimeLimitGivesInconclusive) {
   const Tiny t = hand_made("small_weight");  // fair, so the first run cannot end the search
   ConcolicSearchOptions o;
-  o.protected_features = t.prot;
   Env env = make_env("0.000001");
   std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  const FairnessResult r = dual_search(t.model, t.schema, o, env);
+  const FairnessResult r = dual_search(test::problem_of(t), o, env);
   EXPECT_EQ(r.verdict, Verdict::Inconclusive);
   EXPECT_FALSE(r.exhaustive);
   EXPECT_NE(r.reason.find("time limit"), std::string::npos) << r.reason;
@@ -343,7 +333,7 @@ TEST(ConcolicSearch, TimeLimitGivesInconclusive) {
   o.seeds = &seeds;
   Env env2 = make_env("0.000001");
   std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  const FairnessResult c = concolic_search(t.model, t.schema, o, env2);
+  const FairnessResult c = concolic_search(test::problem_of(t), o, env2);
   EXPECT_EQ(c.verdict, Verdict::Inconclusive);
   EXPECT_LT(c.stats.seeds, seeds.cols());
   EXPECT_NE(c.reason.find("time limit"), std::string::npos) << c.reason;
@@ -353,15 +343,13 @@ TEST(ConcolicSearch, BadOptionsAreInputErrors) {
   const Tiny t = hand_made("rare");
   ConcolicSearchOptions o;
   Env env = make_env();
-  EXPECT_THROW((void)dual_search(t.model, t.schema, o, env), InputError);  // no protected feature
-  EXPECT_THROW((void)concolic_search(t.model, t.schema, o, env), InputError);
-  o.protected_features = t.prot;
   o.max_witnesses = 0;
-  EXPECT_THROW((void)dual_search(t.model, t.schema, o, env), InputError);
+  EXPECT_THROW((void)dual_search(test::problem_of(t), o, env), InputError);
   o.max_witnesses = 1;
   const Schema other = schema_of(kOneHotFirst);  // 5 model inputs, the model reads 4
-  EXPECT_THROW((void)dual_search(t.model, other, o, env), InputError);
-  EXPECT_THROW((void)concolic_search(t.model, other, o, env), InputError);
+  const FairnessProblem mismatched(t.model, other, {});
+  EXPECT_THROW((void)dual_search(mismatched, o, env), InputError);
+  EXPECT_THROW((void)concolic_search(mismatched, o, env), InputError);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -378,9 +366,8 @@ FairnessResult zeroed_dual(const std::string& model_rel, const std::string& sche
   for (std::size_t k = 0; k < inputs.size(); ++k) inputs[k] = s.feature(f).model_offset + static_cast<int>(k);
   const Model fair = zero_input_weights(m, inputs);
   ConcolicSearchOptions o;
-  o.protected_features = {f};
   Env env = make_env("120");
-  FairnessResult r = dual_search(fair, s, o, env);
+  FairnessResult r = dual_search(FairnessProblem(fair, s, {feature}), o, env);
   SCOPED_TRACE(model_rel + " zeroed " + feature);
   EXPECT_NE(r.verdict, Verdict::Witness);
   EXPECT_TRUE(r.witnesses.empty());

@@ -136,13 +136,10 @@ void expect_exact_shares(const test::Tiny& t, CompleteSearchOptions o, unsigned 
   SCOPED_TRACE(t.name + " threads " + std::to_string(threads) + " enumerate " + std::to_string(o.enumerate_factor));
   const ValidCount truth = brute_force_count(t);
   ASSERT_GT(truth.valid, 0);
-  std::vector<std::string> names;
-  for (int f : t.prot) names.push_back(t.schema.feature(f).name);
-  o.protected_features = FairnessProblem(t.model, t.schema, names).protected_features();
   o.quantify = true;
   o.max_regions = 100000;
   Env env = test::make_env("60", threads);
-  const FairnessResult r = complete_search(t.model, t.schema, o, env);
+  const FairnessResult r = complete_search(test::problem_of(t), o, env);
   ASSERT_TRUE(r.share.exact) << r.reason;
   EXPECT_EQ(static_cast<double>(r.share.points), static_cast<double>(truth.valid));
   EXPECT_EQ(static_cast<double>(r.share.falsified_points), static_cast<double>(truth.unfair));

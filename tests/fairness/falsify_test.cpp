@@ -124,9 +124,8 @@ TEST(ProtectedCombinations, Errors) {
 // ---------------------------------------------------------------------------------------------
 // falsify
 
-FalsifyOptions options_for(const Tiny& t, long long tests, int max_witnesses = 1) {
+FalsifyOptions options_for(const Tiny& /*t*/, long long tests, int max_witnesses = 1) {
   FalsifyOptions o;
-  o.protected_features = t.prot;
   o.tests = tests;
   o.max_witnesses = max_witnesses;
   return o;
@@ -147,7 +146,7 @@ TEST(Falsify, FindsAWitnessOnAnObviouslyUnfairModel) {
   const Truth truth = brute_force(t);
   Env env = make_env();
   SearchStats stats;
-  const std::vector<WitnessPair> found = falsify(t.model, t.schema, options_for(t, 1LL << 24), env, stats);
+  const std::vector<WitnessPair> found = falsify(test::problem_of(t), options_for(t, 1LL << 24), env, stats);
   ASSERT_EQ(found.size(), 1U);
   expect_all_real(t, truth, found);
   EXPECT_GT(stats.tests, 0);
@@ -160,7 +159,7 @@ TEST(Falsify, ManyWitnessesAreDistinctAndReal) {
   const Truth truth = brute_force(t);
   Env env = make_env();
   SearchStats stats;
-  const std::vector<WitnessPair> found = falsify(t.model, t.schema, options_for(t, 1LL << 20, 6), env, stats);
+  const std::vector<WitnessPair> found = falsify(test::problem_of(t), options_for(t, 1LL << 20, 6), env, stats);
   EXPECT_EQ(found.size(), 6U);
   expect_all_real(t, truth, found);
   // One pair per point: no x is used twice.
@@ -174,7 +173,7 @@ TEST(Falsify, FindsTheRareWitness) {
   const Truth truth = brute_force(t);
   Env env = make_env();
   SearchStats stats;
-  const std::vector<WitnessPair> found = falsify(t.model, t.schema, options_for(t, 1LL << 20), env, stats);
+  const std::vector<WitnessPair> found = falsify(test::problem_of(t), options_for(t, 1LL << 20), env, stats);
   ASSERT_EQ(found.size(), 1U);
   expect_all_real(t, truth, found);
   EXPECT_EQ(found[0].raw(0), 3.0);
@@ -191,7 +190,7 @@ TEST(Falsify, AgreesWithBruteForceOnRandomNetworks) {
     const Truth truth = brute_force(t);
     Env env = make_env();
     SearchStats stats;
-    const std::vector<WitnessPair> found = falsify(t.model, t.schema, options_for(t, 1LL << 16, 2), env, stats);
+    const std::vector<WitnessPair> found = falsify(test::problem_of(t), options_for(t, 1LL << 16, 2), env, stats);
     expect_all_real(t, truth, found);
     EXPECT_EQ(stats.rejected, 0);
     EXPECT_GT(stats.tests, 0);
@@ -211,7 +210,7 @@ TEST(Falsify, FindsNothingOnFairModels) {
     ASSERT_EQ(brute_force(t).pairs, 0);
     Env env = make_env();
     SearchStats stats;
-    const std::vector<WitnessPair> found = falsify(t.model, t.schema, options_for(t, 1LL << 16), env, stats);
+    const std::vector<WitnessPair> found = falsify(test::problem_of(t), options_for(t, 1LL << 16), env, stats);
     EXPECT_TRUE(found.empty()) << which;
     EXPECT_GT(stats.tests, 100) << which;  // it used its budget
     EXPECT_EQ(stats.rejected, 0);
@@ -221,7 +220,8 @@ TEST(Falsify, FindsNothingOnFairModels) {
   const Model fair = zero_input_weights(t.model, {t.schema.feature(t.prot[0]).model_offset});
   Env env = make_env();
   SearchStats stats;
-  EXPECT_TRUE(falsify(fair, t.schema, options_for(t, 1LL << 16), env, stats).empty());
+  EXPECT_TRUE(
+      falsify(FairnessProblem::of_features(fair, t.schema, t.prot), options_for(t, 1LL << 16), env, stats).empty());
 }
 
 // Pairs that differ in double but not in float32 are witnesses (float32_witness says so); a pair
@@ -231,7 +231,7 @@ TEST(Falsify, NeverReportsANonReplayingPair) {
     const Tiny t = below_float32();
     Env env = make_env();
     SearchStats stats;
-    const std::vector<WitnessPair> found = falsify(t.model, t.schema, options_for(t, 1LL << 18), env, stats);
+    const std::vector<WitnessPair> found = falsify(test::problem_of(t), options_for(t, 1LL << 18), env, stats);
     ASSERT_EQ(found.size(), 1U);
     EXPECT_FALSE(found[0].float32_witness);
     EXPECT_EQ(found[0].raw(0), 1.0);
@@ -241,7 +241,7 @@ TEST(Falsify, NeverReportsANonReplayingPair) {
     const Tiny t = on_threshold();
     Env env = make_env();
     SearchStats stats;
-    EXPECT_TRUE(falsify(t.model, t.schema, options_for(t, 1LL << 16), env, stats).empty());
+    EXPECT_TRUE(falsify(test::problem_of(t), options_for(t, 1LL << 16), env, stats).empty());
     EXPECT_EQ(stats.rejected, 0);
   }
 }
@@ -255,14 +255,14 @@ TEST(Falsify, StopsOnCancelAndDeadline) {
     Env env = make_env();
     SearchStats stats;
     const auto start = std::chrono::steady_clock::now();
-    EXPECT_TRUE(falsify(t.model, t.schema, o, env, stats).empty());
+    EXPECT_TRUE(falsify(test::problem_of(t), o, env, stats).empty());
     EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1.0);
   }
   {
     Env env = make_env("0.2");
     SearchStats stats;
     const auto start = std::chrono::steady_clock::now();
-    EXPECT_TRUE(falsify(t.model, t.schema, options_for(t, 1LL << 40), env, stats).empty());
+    EXPECT_TRUE(falsify(test::problem_of(t), options_for(t, 1LL << 40), env, stats).empty());
     EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);
   }
 }
@@ -277,11 +277,10 @@ TEST(Falsify, ArgMaxRule) {
   const int z = b.dense(b.input(), w, Eigen::Vector2d(0.5, 0.0));
   const Model m = b.finish(b.unary(OpKind::Softmax, z), DecisionRule::argmax_of(z));
   FalsifyOptions o;
-  o.protected_features = prot;
   o.tests = 1LL << 18;
   Env env = make_env();
   SearchStats stats;
-  const std::vector<WitnessPair> found = falsify(m, s, o, env, stats);
+  const std::vector<WitnessPair> found = falsify(FairnessProblem::of_features(m, s, prot), o, env, stats);
   ASSERT_EQ(found.size(), 1U);
   EXPECT_NE(found[0].label, found[0].label_prime);
   EXPECT_TRUE(replay_witness(m, s, prot, found[0].x, found[0].x_prime).has_value());
@@ -291,16 +290,15 @@ TEST(Falsify, ArgMaxRule) {
 TEST(Falsify, FairifyAC1Sex) {
   const Model m = load_model(source_path("benchmarks/fairify/models/adult/AC1.h5"));
   const Schema s = load_schema(source_path("benchmarks/fairify/adult.toml"));
-  FalsifyOptions o;
-  o.protected_features = {s.feature_index("sex")};
+  const std::vector<int> prot = {s.feature_index("sex")};
   Env env = make_env();
   SearchStats stats;
-  const std::vector<WitnessPair> found = falsify(m, s, o, env, stats);
+  const std::vector<WitnessPair> found = falsify(FairnessProblem(m, s, {"sex"}), FalsifyOptions{}, env, stats);
   ASSERT_EQ(found.size(), 1U);
   const WitnessPair& w = found[0];
-  EXPECT_TRUE(replay_witness(m, s, o.protected_features, w.x, w.x_prime).has_value());
+  EXPECT_TRUE(replay_witness(m, s, prot, w.x, w.x_prime).has_value());
   for (int f = 0; f < s.size(); ++f) {
-    if (f != o.protected_features[0]) {
+    if (f != prot[0]) {
       EXPECT_EQ(w.raw(f), w.raw_prime(f)) << s.feature(f).name;
     }
   }

@@ -17,11 +17,11 @@ TEST(NetworkRegions, AloneClosesTheDomainWithTheBruteForceShare) {
   for (int i = 0; i < 40; ++i) {
     const test::Tiny t = test::random_tiny(i);
     CompleteSearchOptions o;
-    o.protected_features = t.prot;
     o.quantify = true;
     SearchSignals signals(o.max_witnesses);
     std::string why;
-    const NetworkRegions regions(t.model, t.schema, o, *relu_network_of(t.model, &why), signals);
+    const FairnessProblem problem = test::problem_of(t);
+    const NetworkRegions regions(problem, o, *relu_network_of(t.model, &why), signals);
     std::vector<SearchRegion> open;
     long double certified = 0.0L, falsified = 0.0L, invalid = 0.0L;
     std::int64_t evaluated = 0;
@@ -43,7 +43,7 @@ TEST(NetworkRegions, AloneClosesTheDomainWithTheBruteForceShare) {
     EXPECT_EQ(certified + falsified, regions.domain_points()) << t.name;
     EXPECT_NEAR(static_cast<double>(certified / regions.domain_points()), test::fair_share(t), 1e-12) << t.name;
     Env env = test::make_env("30", 1);
-    const FairnessResult r = complete_search(t.model, t.schema, o, env);
+    const FairnessResult r = complete_search(test::problem_of(t), o, env);
     EXPECT_EQ(r.share.falsified_points, falsified) << t.name;
     EXPECT_EQ(r.stats.regions, evaluated) << t.name << ": the scheduler refines the same regions";
   }

@@ -42,15 +42,16 @@ TEST(PartSolver, SlicesOfAPartEndWithOneRunsCount) {
     const test::Tiny t = test::medium_tiny(seed);
     CompleteSearchOptions o = test::quantify_options(t);
     Env straight_env = test::make_env("60", 1);
-    const FairnessResult straight = complete_search(t.model, t.schema, o, straight_env);
+    const FairnessResult straight = complete_search(test::problem_of(t), o, straight_env);
     ASSERT_TRUE(straight.share.exact) << straight.reason;
 
     SearchSignals signals(o.max_witnesses);
     std::string why;
-    const NetworkRegions regions(t.model, t.schema, o, *relu_network_of(t.model, &why), signals);
+    const FairnessProblem problem = test::problem_of(t);
+    const NetworkRegions regions(problem, o, *relu_network_of(t.model, &why), signals);
     Env env = test::make_env("60", 1);
-    PartSolver solver(regions, signals, t.schema, o, env);
-    SearchState state = split_search(regions, signals, t.schema, o, 1, env).front();
+    PartSolver solver(regions, signals, o, env);
+    SearchState state = split_search(regions, signals, o, 1, env).front();
     int slices = 0;
     // Each slice hands the whole state on: slices of 0.1 ms under the sanitizers made thousands of
     // them and half a minute of copying.
@@ -69,7 +70,7 @@ TEST(PartSolver, SlicesOfAPartEndWithOneRunsCount) {
     }
     ASSERT_TRUE(state.tally.left.empty()) << "not finished after " << slices << " slices";
     EXPECT_GT(slices, 2) << "the part was not stopped mid-way";
-    const FairnessResult joined = RegionScheduler(regions, signals, t.schema, o, env).answer(std::move(state));
+    const FairnessResult joined = RegionScheduler(regions, signals, o, env).answer(std::move(state));
     EXPECT_TRUE(joined.share.exact) << joined.reason;
     EXPECT_EQ(joined.share.falsified_points, straight.share.falsified_points);
     EXPECT_EQ(joined.stats.regions, straight.stats.regions) << "every region refined once";

@@ -28,7 +28,7 @@ void expect_exact(const Tiny& t, const PointTruth& truth, const CompleteSearchOp
   long long unfair = 0;
   for (const auto& [key, u] : truth) unfair += u ? 1 : 0;
   Env env = test::make_env("60", threads);
-  const FairnessResult r = complete_search(t.model, t.schema, o, env);
+  const FairnessResult r = complete_search(test::problem_of(t), o, env);
   ASSERT_TRUE(r.share.measured);
   EXPECT_TRUE(r.share.exact) << r.reason;
   EXPECT_EQ(r.share.undecided, 0.0);
@@ -151,11 +151,10 @@ features = [
     // The whole box in two halves; and halves of 256 sums, the rest (31 x 4 values) swept outer.
     for (const std::size_t half : {std::size_t{1} << 23, std::size_t{256}}) {
       CompleteSearchOptions o;
-      o.protected_features = s.protected_indices();
       o.quantify = true;
       o.lattice_half_sums = half;
       Env env = test::make_env("60");
-      const FairnessResult r = complete_search(m, s, o, env);
+      const FairnessResult r = complete_search(FairnessProblem(m, s, {}), o, env);
       EXPECT_TRUE(r.share.exact) << seed << ": " << r.reason;
       EXPECT_EQ(static_cast<long long>(r.share.points), points);
       EXPECT_EQ(static_cast<long long>(r.share.falsified_points), unfair) << seed << ", halves of " << half;
@@ -181,7 +180,6 @@ TEST(Quantify, ExactCountsMatchBruteForce) {
   for (int i = 0; i < 16; ++i) {
     const Tiny t = test::random_tiny(i);
     CompleteSearchOptions o;
-    o.protected_features = t.prot;
     o.quantify = true;
     o.max_regions = 100000;
     expect_exact(t, o, 1 + static_cast<unsigned>(i % 2));
@@ -196,7 +194,6 @@ TEST(Quantify, ExactCountsOnAMediumDomain) {
   const Tiny t = medium(7);
   const PointTruth truth = test::unfair_points(t);
   CompleteSearchOptions o;
-  o.protected_features = t.prot;
   o.quantify = true;
   o.max_regions = 1000000;
   // Under the sanitizers only the bounds-and-counting run (ExactCountsMatchBruteForce enumerates).
@@ -219,12 +216,11 @@ TEST(Quantify, SharesOfAnUnfinishedRunAreSound) {
     for (double factor : {0.0, 16.0}) {
       SCOPED_TRACE(t.name + " enumerate " + std::to_string(factor));
       CompleteSearchOptions o;
-      o.protected_features = t.prot;
       o.quantify = true;
       o.enumerate_factor = factor;
       o.max_open_regions = 64;
       Env env = test::make_env("60", 1);
-      const FairnessResult r = complete_search(t.model, t.schema, o, env);
+      const FairnessResult r = complete_search(test::problem_of(t), o, env);
       EXPECT_LE(r.share.certified, 1.0 - unfair + 1e-12);
       EXPECT_LE(r.share.falsified, unfair + 1e-12);
       EXPECT_NEAR(r.share.certified + r.share.falsified + r.share.undecided, 1.0, 1e-12);
@@ -251,12 +247,11 @@ TEST(Quantify, CountedSharesAreSoundOnManyNetworks) {
     for (const std::size_t open : {std::size_t{4}, std::size_t{32}}) {
       SCOPED_TRACE(t.name + " open " + std::to_string(open));
       CompleteSearchOptions o;
-      o.protected_features = t.prot;
       o.quantify = true;
       o.enumerate_factor = 0.0;
       o.max_open_regions = open;
       Env env = test::make_env("60", 1);
-      const FairnessResult r = complete_search(t.model, t.schema, o, env);
+      const FairnessResult r = complete_search(test::problem_of(t), o, env);
       EXPECT_LE(r.share.certified, 1.0 - unfair + 1e-12);
       EXPECT_LE(r.share.falsified, unfair + 1e-12);
       EXPECT_NEAR(r.share.certified + r.share.falsified + r.share.undecided, 1.0, 1e-12);
@@ -273,12 +268,11 @@ TEST(Quantify, TimeLimitLeavesSoundShares) {
   for (const auto& [key, u] : truth) unfair += u ? 1.0 : 0.0;
   unfair /= static_cast<double>(truth.size());
   CompleteSearchOptions o;
-  o.protected_features = t.prot;
   o.quantify = true;
   o.enumerate_factor = 0.0;
   Env env = test::make_env("0.02", 2);
   const auto start = std::chrono::steady_clock::now();
-  const FairnessResult r = complete_search(t.model, t.schema, o, env);
+  const FairnessResult r = complete_search(test::problem_of(t), o, env);
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
   EXPECT_LE(r.share.certified, 1.0 - unfair + 1e-12);
   EXPECT_LE(r.share.falsified, unfair + 1e-12);
@@ -320,10 +314,9 @@ TEST(Quantify, ManyWitnessesKeepSharesWithinTheDomain) {
     if (unfair < 2) continue;
     ++checked;
     CompleteSearchOptions o;
-    o.protected_features = t.prot;
     o.max_witnesses = 5;
     Env env = test::make_env("60", 1);
-    const FairnessResult r = complete_search(t.model, t.schema, o, env);
+    const FairnessResult r = complete_search(test::problem_of(t), o, env);
     ASSERT_EQ(r.verdict, Verdict::Witness);
     std::set<std::vector<double>> individuals;
     for (const WitnessPair& w : r.witnesses) {
@@ -343,9 +336,8 @@ TEST(Quantify, ManyWitnessesKeepSharesWithinTheDomain) {
 TEST(Quantify, Float32WithinRoundingIsReported) {
   const Tiny t = test::below_float32();
   CompleteSearchOptions o;
-  o.protected_features = t.prot;
   Env env = test::make_env("60", 1);
-  const FairnessResult r = complete_search(t.model, t.schema, o, env);
+  const FairnessResult r = complete_search(test::problem_of(t), o, env);
   ASSERT_EQ(r.verdict, Verdict::Witness);
   EXPECT_TRUE(r.witnesses[0].float32_within_rounding);
   EXPECT_FALSE(r.witnesses[0].float32_witness);
@@ -357,7 +349,7 @@ TEST(Quantify, Float32WithinRoundingIsReported) {
     const int z = b.dense(b.input(), w, Eigen::VectorXd::Constant(1, -1.25));
     clear.model = b.finish(b.sigmoid(z), DecisionRule::threshold_on(z, 0.0));
   }
-  const FairnessResult c = complete_search(clear.model, clear.schema, o, env);
+  const FairnessResult c = complete_search(test::problem_of(clear), o, env);
   ASSERT_EQ(c.verdict, Verdict::Witness);
   EXPECT_FALSE(c.witnesses[0].float32_within_rounding);
   EXPECT_TRUE(c.witnesses[0].float32_witness);

@@ -25,8 +25,8 @@ bool unfair_at(double x) { return static_cast<long long>(x) % 7 == 3; }
 // the first unfair point of a closed region comes back as a (made-up) pair.
 class LineRegions final : public RegionEvaluator {
  public:
-  LineRegions(const Schema& /*schema*/, const CompleteSearchOptions& o, const SearchSignals& signals, double n)
-      : o_(o), signals_(signals), n_(n) {}
+  LineRegions(const Schema& schema, const CompleteSearchOptions& o, const SearchSignals& signals, double n)
+      : problem_(model_, schema, {"p"}), o_(o), signals_(signals), n_(n) {}
   std::size_t cap = std::size_t{1} << 20;
   double leaf = 16.0;
   double split_share = 0.5;  // of a region in its first part: below 0.5, the second part is deeper
@@ -34,6 +34,7 @@ class LineRegions final : public RegionEvaluator {
   double fail_at = -1.0;     // a region starting here throws an InputError
   bool interruptible = false;
 
+  [[nodiscard]] const FairnessProblem& problem() const override { return problem_; }
   [[nodiscard]] long double domain_points() const override { return n_; }
   [[nodiscard]] bool real_domain() const override { return false; }
   [[nodiscard]] std::size_t max_open() const override { return cap; }
@@ -99,6 +100,8 @@ class LineRegions final : public RegionEvaluator {
   }
 
  private:
+  Model model_;  // never evaluated: the points are decided by unfair_at
+  FairnessProblem problem_;
   const CompleteSearchOptions& o_;
   const SearchSignals& signals_;
   double n_;
@@ -120,7 +123,6 @@ double unfair_count(long long n) {
 
 CompleteSearchOptions quantify_options() {
   CompleteSearchOptions o;
-  o.protected_features = {1};
   o.quantify = true;
   o.max_witnesses = 3;
   return o;
@@ -135,7 +137,7 @@ TEST(RegionScheduler, ExactCountsForAnyThreadCount) {
     SearchSignals signals(o.max_witnesses);
     const LineRegions line(schema, o, signals, static_cast<double>(n));
     Env env = test::make_env("60", threads);
-    const FairnessResult r = RegionScheduler(line, signals, schema, o, env).run();
+    const FairnessResult r = RegionScheduler(line, signals, o, env).run();
     EXPECT_EQ(r.verdict, Verdict::Witness) << threads;
     EXPECT_EQ(r.witnesses.size(), 3U);
     EXPECT_TRUE(r.share.exact);
@@ -153,12 +155,11 @@ TEST(RegionScheduler, FirstWitnessStopsTheRun) {
   const long long n = 1 << 20;
   const Schema schema = line_schema(n);
   CompleteSearchOptions o;
-  o.protected_features = {1};
   for (unsigned threads : {1U, 2U}) {
     SearchSignals signals(o.max_witnesses);
     const LineRegions line(schema, o, signals, static_cast<double>(n));
     Env env = test::make_env("60", threads);
-    const FairnessResult r = RegionScheduler(line, signals, schema, o, env).run();
+    const FairnessResult r = RegionScheduler(line, signals, o, env).run();
     ASSERT_EQ(r.verdict, Verdict::Witness);
     EXPECT_EQ(r.witnesses.size(), 1U);
     EXPECT_TRUE(unfair_at(r.witnesses[0].raw(0)));
@@ -174,7 +175,6 @@ TEST(RegionScheduler, WitnessesDoNotDependOnTheThreadCount) {
   const Schema schema = line_schema(n);
   for (int wanted : {1, 3}) {
     CompleteSearchOptions o;
-    o.protected_features = {1};
     o.max_witnesses = wanted;
     std::vector<double> first;
     for (unsigned threads : {1U, 2U, 3U, 5U}) {
@@ -182,7 +182,7 @@ TEST(RegionScheduler, WitnessesDoNotDependOnTheThreadCount) {
       LineRegions line(schema, o, signals, static_cast<double>(n));
       line.split_share = 0.2;
       Env env = test::make_env("60", threads);
-      const FairnessResult r = RegionScheduler(line, signals, schema, o, env).run();
+      const FairnessResult r = RegionScheduler(line, signals, o, env).run();
       ASSERT_EQ(r.verdict, Verdict::Witness);
       std::vector<double> found;
       for (const WitnessPair& w : r.witnesses) found.push_back(w.raw(0));
@@ -202,7 +202,7 @@ TEST(RegionScheduler, QueueCapLeavesRegionsUndecidedAndSaysSo) {
   LineRegions line(schema, o, signals, static_cast<double>(n));
   line.cap = 64;
   Env env = test::make_env("60", 1);
-  const FairnessResult r = RegionScheduler(line, signals, schema, o, env).run();
+  const FairnessResult r = RegionScheduler(line, signals, o, env).run();
   EXPECT_GT(r.share.undecided, 0.0);
   EXPECT_FALSE(r.share.exact);
   EXPECT_LE(r.share.falsified * static_cast<double>(n), unfair_count(n));
@@ -221,7 +221,7 @@ TEST(RegionScheduler, TimeLimitInterruptsAndLeavesSoundShares) {
   line.interruptible = true;
   Env env = test::make_env("0.3", 2);
   const auto start = std::chrono::steady_clock::now();
-  const FairnessResult r = RegionScheduler(line, signals, schema, o, env).run();
+  const FairnessResult r = RegionScheduler(line, signals, o, env).run();
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
   EXPECT_GT(r.share.undecided, 0.0);
   EXPECT_LE(r.share.falsified * static_cast<double>(n), unfair_count(n));
@@ -237,7 +237,7 @@ TEST(RegionScheduler, EvaluatorErrorsReachTheCaller) {
   LineRegions line(schema, o, signals, static_cast<double>(n));
   line.fail_at = 2048.0;
   Env env = test::make_env("60", 2);
-  EXPECT_THROW((void)RegionScheduler(line, signals, schema, o, env).run(), InputError);
+  EXPECT_THROW((void)RegionScheduler(line, signals, o, env).run(), InputError);
 }
 
 }  // namespace

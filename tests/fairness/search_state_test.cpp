@@ -37,6 +37,7 @@ class CancelAfter final : public RegionEvaluator {
  public:
   CancelAfter(const RegionEvaluator& inner, std::atomic<bool>& cancel, int budget)
       : inner_(inner), cancel_(cancel), budget_(budget) {}
+  [[nodiscard]] const FairnessProblem& problem() const override { return inner_.problem(); }
   [[nodiscard]] long double domain_points() const override { return inner_.domain_points(); }
   [[nodiscard]] bool real_domain() const override { return inner_.real_domain(); }
   [[nodiscard]] SearchRegion whole() const override { return inner_.whole(); }
@@ -62,26 +63,27 @@ class CancelAfter final : public RegionEvaluator {
   mutable std::atomic<int> done_{0};
 };
 
-std::unique_ptr<RegionEvaluator> evaluator_for(const test::Tiny& t, const CompleteSearchOptions& o,
+std::unique_ptr<RegionEvaluator> evaluator_for(const FairnessProblem& problem, const CompleteSearchOptions& o,
                                                const SearchSignals& signals, bool trees) {
-  if (trees) return tree_regions(t.model, t.schema, o, signals);
+  if (trees) return tree_regions(problem, o, signals);
   std::string why;
-  return std::make_unique<NetworkRegions>(t.model, t.schema, o, *relu_network_of(t.model, &why), signals);
+  return std::make_unique<NetworkRegions>(problem, o, *relu_network_of(problem.model(), &why), signals);
 }
 
 // t's quantification continued from `state` (nullopt: from the start) for `budget` refinements, and
 // its state read back from its text, as a resumed run reads it.
 SearchState continue_for(const test::Tiny& t, bool trees, const CompleteSearchOptions& o,
                          std::optional<SearchState> state, int budget, unsigned threads) {
-  const SearchQuestion question{t.model, t.schema, t.prot, true};
+  const FairnessProblem problem = test::problem_of(t);
+  const SearchQuestion question{problem, true};
   std::atomic<bool> cancel{false};
   CompleteSearchOptions oc = o;
   oc.cancel = &cancel;
   SearchSignals signals(oc.max_witnesses);
-  const std::unique_ptr<RegionEvaluator> inner = evaluator_for(t, oc, signals, trees);
+  const std::unique_ptr<RegionEvaluator> inner = evaluator_for(problem, oc, signals, trees);
   const CancelAfter regions(*inner, cancel, budget);
   Env env = test::make_env("60", threads);
-  RegionScheduler scheduler(regions, signals, t.schema, oc, env);
+  RegionScheduler scheduler(regions, signals, oc, env);
   return parse_search_state(search_state_text(scheduler.search(std::move(state)), question), "round.json", question);
 }
 
@@ -90,9 +92,10 @@ SearchState continue_for(const test::Tiny& t, bool trees, const CompleteSearchOp
 void expect_answer_of(const test::Tiny& t, bool trees, SearchState finished, const FairnessResult& straight) {
   const CompleteSearchOptions o = test::quantify_options(t);
   SearchSignals signals(o.max_witnesses);
-  const std::unique_ptr<RegionEvaluator> regions = evaluator_for(t, o, signals, trees);
+  const FairnessProblem problem = test::problem_of(t);
+  const std::unique_ptr<RegionEvaluator> regions = evaluator_for(problem, o, signals, trees);
   Env env = test::make_env("60", 1);
-  const FairnessResult joined = RegionScheduler(*regions, signals, t.schema, o, env).answer(std::move(finished));
+  const FairnessResult joined = RegionScheduler(*regions, signals, o, env).answer(std::move(finished));
   EXPECT_TRUE(joined.share.exact) << joined.reason;
   EXPECT_EQ(joined.share.falsified_points, straight.share.falsified_points);
   EXPECT_EQ(joined.share.points, straight.share.points);
@@ -107,7 +110,8 @@ void expect_resumed_counts(const test::Tiny& t, bool trees, int budget, unsigned
   SCOPED_TRACE(t.name + " budget " + std::to_string(budget) + " threads " + std::to_string(threads));
   const CompleteSearchOptions o = test::quantify_options(t);
   Env straight_env = test::make_env("60", threads);
-  const FairnessResult straight = complete_search(t.model, t.schema, o, straight_env);
+  const FairnessProblem problem = test::problem_of(t);
+  const FairnessResult straight = complete_search(problem, o, straight_env);
   ASSERT_TRUE(straight.share.exact) << straight.reason;
   std::optional<SearchState> state;
   int rounds = 0;
@@ -160,13 +164,14 @@ void expect_divided_counts(const test::Tiny& t, bool trees, int budget) {
   SCOPED_TRACE(t.name + " budget " + std::to_string(budget));
   const CompleteSearchOptions o = test::quantify_options(t);
   Env straight_env = test::make_env("60", 1);
-  const FairnessResult straight = complete_search(t.model, t.schema, o, straight_env);
+  const FairnessProblem problem = test::problem_of(t);
+  const FairnessResult straight = complete_search(problem, o, straight_env);
   ASSERT_TRUE(straight.share.exact) << straight.reason;
   std::vector<std::optional<SearchState>> pending{std::nullopt};
   std::vector<SearchState> done;
   int divided = 0;
   SearchSignals whole_signals(o.max_witnesses);
-  const long double domain_points = evaluator_for(t, o, whole_signals, trees)->domain_points();
+  const long double domain_points = evaluator_for(problem, o, whole_signals, trees)->domain_points();
   for (int rounds = 0; !pending.empty(); ++rounds) {
     ASSERT_LT(rounds, 5000) << "not finished";
     std::optional<SearchState> state = std::move(pending.back());
@@ -187,7 +192,7 @@ void expect_divided_counts(const test::Tiny& t, bool trees, int budget) {
     done[k].part = static_cast<int>(k);
     done[k].parts = static_cast<int>(done.size());
   }
-  const SearchQuestion question{t.model, t.schema, t.prot, true};
+  const SearchQuestion question{problem, true};
   expect_answer_of(t, trees, join_search_states(std::move(done), {}, question), straight);
   if (straight.stats.regions > 8 * static_cast<std::int64_t>(budget)) {
     EXPECT_GT(divided, 2) << "no state was divided";
@@ -204,19 +209,19 @@ TEST(SearchState, DividedStatesContinuedApartEndWithTheSameCounts) {
 // A finished search's state, saved and read back, and states of sub-problems.
 struct Saved {
   test::Tiny t = test::medium_tiny(7);
-  SearchQuestion question{t.model, t.schema, t.prot, true};
+  FairnessProblem problem = test::problem_of(t);
+  SearchQuestion question{problem, true};
   std::string text;
   Saved() {
     CompleteSearchOptions o;
-    o.protected_features = t.prot;
     o.quantify = true;
     std::atomic<bool> cancel{false};
     o.cancel = &cancel;
     SearchSignals signals(o.max_witnesses);
-    const std::unique_ptr<RegionEvaluator> inner = evaluator_for(t, o, signals, false);
+    const std::unique_ptr<RegionEvaluator> inner = evaluator_for(problem, o, signals, false);
     const CancelAfter regions(*inner, cancel, 4);
     Env env = test::make_env("60", 1);
-    text = search_state_text(RegionScheduler(regions, signals, t.schema, o, env).search(), question);
+    text = search_state_text(RegionScheduler(regions, signals, o, env).search(), question);
   }
 };
 
@@ -280,10 +285,11 @@ TEST(SearchState, HostileStatesAreInputErrors) {
                  q, "does not replay");
   expect_refused(replaced(s.text, R"("open":[)", R"("open":7,"x":[)"), q, "open");
   // Another question: the other protected value set, or without --quantify.
-  const SearchQuestion verdict_only{s.t.model, s.t.schema, s.t.prot, false};
+  const SearchQuestion verdict_only{s.problem, false};
   expect_refused(s.text, verdict_only, "saved for another question");
   const test::Tiny other = test::medium_tiny(8);
-  const SearchQuestion other_model{other.model, other.schema, other.prot, true};
+  const FairnessProblem other_problem = test::problem_of(other);
+  const SearchQuestion other_model{other_problem, true};
   expect_refused(s.text, other_model, "saved for another model");
 }
 
@@ -407,7 +413,8 @@ TEST(SearchState, HostileBytesAreInputErrors) {
   expect_bytes_refused(with(count_at, std::uint64_t{1} << 40), q, "more than a state holds");
   expect_bytes_refused(with(count_at, std::uint64_t{1} << 20), q, "ends early");
   const test::Tiny other = test::medium_tiny(8);
-  expect_bytes_refused(bytes, SearchQuestion{other.model, other.schema, other.prot, true}, "saved for another");
+  const FairnessProblem other_problem = test::problem_of(other);
+  expect_bytes_refused(bytes, SearchQuestion{other_problem, true}, "saved for another");
 }
 
 }  // namespace

@@ -52,12 +52,12 @@ TEST(ShareEstimate, PointsDecidedOneByOneAgreeWithTheExactCount) {
   for (const std::string& rules : test::sampled(domains, 2)) {
     const test::Tiny t = test::medium_tiny(3, rules);
     CompleteSearchOptions o;
-    o.protected_features = t.prot;
     o.quantify = true;
     SearchSignals signals(o.max_witnesses);
-    const NetworkRegions regions(t.model, t.schema, o, *relu_network_of(t.model, nullptr), signals);
+    const FairnessProblem problem = test::problem_of(t);
+    const NetworkRegions regions(problem, o, *relu_network_of(t.model, nullptr), signals);
     Env env = test::make_env("60");
-    const FairnessResult exact = complete_search(t.model, t.schema, o, env);
+    const FairnessResult exact = complete_search(test::problem_of(t), o, env);
     ASSERT_TRUE(exact.share.exact) << t.name;
     EXPECT_EQ(static_cast<long double>(unfair_points_one_by_one(t, regions)), exact.share.falsified_points) << t.name;
   }
@@ -138,7 +138,8 @@ struct CountedNetwork {
   test::Tiny t = test::medium_tiny(5);
   CompleteSearchOptions o = test::quantify_options(t);
   SearchSignals signals{o.max_witnesses};
-  NetworkRegions regions{t.model, t.schema, o, *relu_network_of(t.model, nullptr), signals};
+  const FairnessProblem problem = test::problem_of(t);
+  NetworkRegions regions{problem, o, *relu_network_of(t.model, nullptr), signals};
   double truth = counted_truth(t, regions);
 };
 
@@ -226,9 +227,9 @@ TEST(ShareEstimate, EvictedSamplesMergeAtTheLowerRate) {
 TEST(ShareEstimate, NothingUndecidedGivesNoEstimate) {
   const test::Tiny t = test::medium_tiny(3);
   CompleteSearchOptions o;
-  o.protected_features = t.prot;
   SearchSignals signals(o.max_witnesses);
-  const NetworkRegions regions(t.model, t.schema, o, *relu_network_of(t.model, nullptr), signals);
+  const FairnessProblem problem = test::problem_of(t);
+  const NetworkRegions regions(problem, o, *relu_network_of(t.model, nullptr), signals);
   Env env = test::make_env("0");
   const SoundMass mass{10.0L, 0.0L, 100.0L};
   EXPECT_FALSE(estimate_falsified_share(regions, t.schema, {}, {}, mass, EstimateOptions{}, env));

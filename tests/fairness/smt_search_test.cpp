@@ -27,7 +27,7 @@ void check_smt(const Tiny& t) {
   SCOPED_TRACE(t.name);
   const Truth truth = brute_force(t);
   Env env = make_env();
-  const FairnessResult r = smt_search(t.model, t.schema, t.prot, env);
+  const FairnessResult r = smt_search(test::problem_of(t), env);
   EXPECT_EQ(r.engine, "smt");
   EXPECT_EQ(r.stats.sat + r.stats.unsat + r.stats.unknown, 1);
   EXPECT_EQ(r.stats.unknown, 0);
@@ -242,7 +242,7 @@ TEST(SmtSearch, UnsupportedModelsAndBadArguments) {
     const Model m = b.finish(z, DecisionRule::threshold_on(z, 0.0));
     Env env = make_env();
     try {
-      (void)smt_search(m, s, prot, env);
+      (void)smt_search(FairnessProblem::of_features(m, s, prot), env);
       ADD_FAILURE() << "no UnsupportedError";
     } catch (const UnsupportedError& e) {
       EXPECT_NE(std::string(e.what()).find("node 'squash' is Sigmoid"), std::string::npos) << e.what();
@@ -253,20 +253,19 @@ TEST(SmtSearch, UnsupportedModelsAndBadArguments) {
     const int z = b.dense(b.input(), Eigen::MatrixXd::Ones(1, 4), Eigen::VectorXd::Zero(1));
     const Model m = b.finish(z, DecisionRule::direct(z));
     Env env = make_env();
-    EXPECT_THROW((void)smt_search(m, s, prot, env), UnsupportedError);
+    EXPECT_THROW((void)smt_search(FairnessProblem::of_features(m, s, prot), env), UnsupportedError);
   }
   const Tiny t = hand_made("rare");
   Env env = make_env();
-  EXPECT_THROW((void)smt_search(t.model, t.schema, {}, env), InputError);
-  EXPECT_THROW((void)smt_search(t.model, schema_of(kOneHotFirst), {0}, env), InputError);  // 5 inputs, model reads 4
-  EXPECT_THROW((void)smt_search(t.model, t.schema, {7}, env), InternalError);
+  const Schema other = schema_of(kOneHotFirst);  // 5 model inputs, the model reads 4
+  EXPECT_THROW((void)smt_search(FairnessProblem::of_features(t.model, other, {0}), env), InputError);
 }
 
 TEST(SmtSearch, TimeLimitGivesInconclusive) {
   const Tiny t = hand_made("small_weight");
   Env env = make_env("0.000001");
   std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  const FairnessResult r = smt_search(t.model, t.schema, t.prot, env);
+  const FairnessResult r = smt_search(test::problem_of(t), env);
   EXPECT_EQ(r.verdict, Verdict::Inconclusive);
   EXPECT_FALSE(r.exhaustive);
   EXPECT_NE(r.reason.find("time limit"), std::string::npos) << r.reason;
@@ -283,7 +282,7 @@ TEST(SmtSearchFairify, ZeroedGC4AgeIsVerified) {
   for (int k = 0; k < s.feature(f).model_width; ++k) inputs.push_back(s.feature(f).model_offset + k);
   const Model fair = zero_input_weights(m, inputs);
   Env env = make_env("120");
-  const FairnessResult r = smt_search(fair, s, {f}, env);
+  const FairnessResult r = smt_search(FairnessProblem(fair, s, {"age"}), env);
   EXPECT_EQ(r.verdict, Verdict::Verified) << r.reason;
   EXPECT_TRUE(r.exhaustive);
   EXPECT_EQ(r.stats.unsat, 1);

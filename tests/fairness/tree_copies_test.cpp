@@ -28,11 +28,11 @@ TEST(TreeCopies, AgreeWithBruteForcePointByPoint) {
       const test::Tiny t = test::random_forest(s, seed, seed % 2 == 0, false);
       SCOPED_TRACE(t.name + " seed " + std::to_string(seed));
       CompleteSearchOptions o;
-      o.protected_features = t.prot;
       o.max_witnesses = 1000;  // a pair tried at every unfair point
       const RawTrees trees = RawTrees::compile(t.model, t.schema, nullptr).value();
       SearchSignals signals(1000);
-      const TreeCopies copies(t.model, t.schema, o, trees, signals);
+      const FairnessProblem problem = test::problem_of(t);
+      const TreeCopies copies(problem, o, trees, signals);
       ASSERT_GE(copies.copies(), 1U);
       ASSERT_LE(copies.copies(), copies.combinations());
       Evaluator<double> ev(t.model);

@@ -38,10 +38,9 @@ void expect_exact(const Tiny& t, unsigned threads) {
   SCOPED_TRACE(t.name + " threads " + std::to_string(threads));
   const Counted truth = count_unfair(t);
   CompleteSearchOptions o;
-  o.protected_features = t.prot;
   o.quantify = true;
   Env env = test::make_env("60", threads);
-  const FairnessResult r = complete_search(t.model, t.schema, o, env);
+  const FairnessResult r = complete_search(test::problem_of(t), o, env);
   ASSERT_TRUE(r.share.measured);
   EXPECT_TRUE(r.share.exact) << r.reason;
   EXPECT_EQ(r.share.undecided, 0.0);
@@ -67,7 +66,7 @@ void expect_exact(const Tiny& t, unsigned threads) {
   CompleteSearchOptions v = o;
   v.quantify = false;
   Env env2 = test::make_env("60", threads);
-  const FairnessResult q = complete_search(t.model, t.schema, v, env2);
+  const FairnessResult q = complete_search(test::problem_of(t), v, env2);
   EXPECT_EQ(q.verdict, truth.unfair > 0 ? Verdict::Witness : Verdict::Verified) << q.reason;
 }
 
@@ -112,10 +111,9 @@ TEST(TreeSearch, FullQueuesDrainAndStayExact) {
   const Schema schema = parse_schema(toml.str(), "adult.toml + small").with_box("small");
   auto run = [&](std::size_t cap, Env& env) {
     CompleteSearchOptions o;
-    o.protected_features = {schema.feature_index("sex")};
     o.quantify = true;
     o.max_open_regions = cap;
-    return complete_search(model, schema, o, env);
+    return complete_search(FairnessProblem(model, schema, {"sex"}), o, env);
   };
   Env roomy = test::make_env("0", 2), tight = test::make_env("0", 2), limited = test::make_env("600", 2);
   const FairnessResult a = run(std::size_t{1} << 21, roomy), b = run(128, tight), c = run(128, limited);

@@ -47,12 +47,11 @@ TEST(TreePipelines, ExactSharesAgreeWithSampling) {
     const JobSubject s = tree_pipeline(name);
     const int sex = s.schema.feature_index("sex");
     CompleteSearchOptions o;
-    o.protected_features = {sex};
     o.quantify = true;
     Env env;
     env.options.set("time-limit", "60");
     env.start();
-    const FairnessResult r = complete_search(*s.model, s.schema, o, env);  // the tree engine
+    const FairnessResult r = complete_search(FairnessProblem(*s.model, s.schema, {"sex"}), o, env);  // the tree engine
     ASSERT_EQ(r.share.undecided, 0.0) << r.reason;
     // Counts are long doubles: whole numbers are exact below 2^64 points (rf's domain is larger).
     // (A verified run over more points was once marked exact, and the report cast the count to an

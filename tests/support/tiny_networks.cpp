@@ -13,9 +13,8 @@ std::vector<std::string> names_of(const Tiny& t) {
   return names;
 }
 
-CompleteSearchOptions quantify_options(const Tiny& t) {
+CompleteSearchOptions quantify_options(const Tiny& /*t*/) {
   CompleteSearchOptions o;
-  o.protected_features = t.prot;
   o.quantify = true;
   return o;
 }

@@ -16,11 +16,11 @@ namespace witness {
 namespace {
 
 // The complete engine's regions for this model: a network's or a tree ensemble's.
-std::unique_ptr<RegionEvaluator> complete_regions(const Model& model, const Schema& schema,
-                                                  const CompleteSearchOptions& options, const SearchSignals& signals,
-                                                  const Env& env) {
-  if (options.protected_features.empty()) throw InputError("no protected feature given");
-  if (is_tree_model(model)) return tree_regions(model, schema, options, signals);
+std::unique_ptr<RegionEvaluator> complete_regions(const FairnessProblem& problem, const CompleteSearchOptions& options,
+                                                  const SearchSignals& signals, const Env& env) {
+  const Model& model = problem.model();
+  const Schema& schema = problem.schema();
+  if (is_tree_model(model)) return tree_regions(problem, options, signals);
   std::string why;
   std::optional<ReluNetwork> net = relu_network_of(model, &why);
   if (!net)
@@ -30,25 +30,24 @@ std::unique_ptr<RegionEvaluator> complete_regions(const Model& model, const Sche
     throw InputError(schema.source(), "",
                      fmt::format("the schema describes {} model inputs, the model reads {}", schema.model_width(),
                                  net->input_width));
-  auto regions = std::make_unique<NetworkRegions>(model, schema, options, std::move(*net), signals);
+  auto regions = std::make_unique<NetworkRegions>(problem, options, std::move(*net), signals);
   regions->set_count_threads(env.threads());
   return regions;
 }
 
 }  // namespace
 
-FairnessResult complete_search(const Model& model, const Schema& schema, const CompleteSearchOptions& options,
-                               Env& env) {
+FairnessResult complete_search(const FairnessProblem& problem, const CompleteSearchOptions& options, Env& env) {
   SearchSignals signals(options.max_witnesses);
-  const std::unique_ptr<RegionEvaluator> regions = complete_regions(model, schema, options, signals, env);
-  return schedule_search(*regions, signals, model, schema, options, env);
+  const std::unique_ptr<RegionEvaluator> regions = complete_regions(problem, options, signals, env);
+  return schedule_search(*regions, signals, options, env);
 }
 
-std::vector<SearchState> split_complete_search(const Model& model, const Schema& schema,
-                                               const CompleteSearchOptions& options, int parts, Env& env) {
+std::vector<SearchState> split_complete_search(const FairnessProblem& problem, const CompleteSearchOptions& options,
+                                               int parts, Env& env) {
   SearchSignals signals(options.max_witnesses);
-  const std::unique_ptr<RegionEvaluator> regions = complete_regions(model, schema, options, signals, env);
-  return split_search(*regions, signals, schema, options, parts, env);
+  const std::unique_ptr<RegionEvaluator> regions = complete_regions(problem, options, signals, env);
+  return split_search(*regions, signals, options, parts, env);
 }
 
 }  // namespace witness

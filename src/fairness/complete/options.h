@@ -2,9 +2,8 @@
 // read them and none of which runs the whole search), how a region picks its split, and the progress
 // it reports. The driver (complete_search.h) runs the search; this header is below every part.
 //
-//   witness::CompleteSearchOptions o;
-//   o.protected_features = {2};  // schema feature indices
-//   o.quantify = true;                              // measure the whole domain
+//   witness::CompleteSearchOptions o;  // the question itself is a FairnessProblem (fairness/problem.h)
+//   o.quantify = true;                   // measure the whole domain
 //   o.split = witness::parse_split_rule("gap");
 //   o.progress = [](const witness::CompleteProgress& p) { (void)p.certified; };
 #pragma once
@@ -48,8 +47,7 @@ struct CompleteProgress {
 inline constexpr double kCheckpointSeconds = 10.0;
 
 struct CompleteSearchOptions {
-  std::vector<int> protected_features;  // schema feature indices (required)
-  int max_witnesses = 1;                // stop after this many replayed witnesses...
+  int max_witnesses = 1;  // stop after this many replayed witnesses...
   // ...unless measuring the whole domain: open regions are then refined largest undecided share
   // first, so a time limit leaves sound certified/falsified shares at every moment.
   bool quantify = false;

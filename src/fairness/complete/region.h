@@ -5,10 +5,10 @@
 //   #include "fairness/complete/network/network_regions.h"
 //   witness::Model model = witness::load_model("benchmarks/fairify/models/german/GC1.h5");
 //   witness::Schema schema = witness::load_schema("benchmarks/fairify/german.toml");
+//   const witness::FairnessProblem problem(model, schema, {"age"});
 //   witness::CompleteSearchOptions o;
-//   o.protected_features = {schema.feature_index("age")};
 //   witness::SearchSignals signals(o.max_witnesses);  // stop flag, witnesses found, creation order
-//   witness::NetworkRegions regions(model, schema, o, *witness::relu_network_of(model, nullptr), signals);
+//   witness::NetworkRegions regions(problem, o, *witness::relu_network_of(model, nullptr), signals);
 //   witness::RegionOutcome first = regions.begin(regions.whole(), nullptr);  // closed parts, open children
 //   for (const witness::SearchRegion& r : first.open) witness::RegionOutcome next = regions.refine(r, nullptr);
 #pragma once
@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/env.h"
+#include "fairness/problem.h"
 #include "fairness/verdict.h"
 
 namespace witness {
@@ -114,10 +115,11 @@ enum class PointVerdict : std::uint8_t { Fair, Unfair, NoPerson };
 class RegionEvaluator {
  public:
   virtual ~RegionEvaluator() = default;
-  [[nodiscard]] virtual long double domain_points() const = 0;  // the whole domain's measure
-  [[nodiscard]] virtual bool real_domain() const = 0;           // some non-protected feature is real
-  [[nodiscard]] virtual SearchRegion whole() const = 0;         // the domain, not yet evaluated
-  [[nodiscard]] virtual std::size_t max_open() const = 0;       // open regions kept at most
+  [[nodiscard]] virtual const FairnessProblem& problem() const = 0;  // the question its regions divide
+  [[nodiscard]] virtual long double domain_points() const = 0;       // the whole domain's measure
+  [[nodiscard]] virtual bool real_domain() const = 0;                // some non-protected feature is real
+  [[nodiscard]] virtual SearchRegion whole() const = 0;              // the domain, not yet evaluated
+  [[nodiscard]] virtual std::size_t max_open() const = 0;            // open regions kept at most
   // Every region closes after finitely many refinements: a full queue is then drained, not cut.
   [[nodiscard]] virtual bool closes_every_region() const { return false; }
   [[nodiscard]] virtual std::unique_ptr<RegionScratch> scratch() const { return nullptr; }

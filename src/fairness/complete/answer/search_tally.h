@@ -4,9 +4,9 @@
 //   #include "fairness/complete/network/network_regions.h"
 //   witness::Model model = witness::load_model("benchmarks/fairify/models/german/GC1.h5");
 //   witness::Schema schema = witness::load_schema("benchmarks/fairify/german.toml");
-//   witness::CompleteSearchOptions o;  o.protected_features = {schema.feature_index("age")};
-//   witness::SearchSignals signals(o.max_witnesses);
-//   witness::NetworkRegions regions(model, schema, o, *witness::relu_network_of(model, nullptr), signals);
+//   const witness::FairnessProblem problem(model, schema, {"age"});
+//   witness::CompleteSearchOptions o;  witness::SearchSignals signals(o.max_witnesses);
+//   witness::NetworkRegions regions(problem, o, *witness::relu_network_of(model, nullptr), signals);
 //   witness::SearchTally tally;  // filled by a scheduler as regions close
 //   std::optional<witness::QuantifyAnswer> answer;  // none: no --quantify
 //   witness::Env env;

@@ -2,7 +2,7 @@
 #include <cmath>
 
 #include "fairness/complete/network/network_regions.h"
-#include "fairness/falsify.h"
+#include "fairness/problem.h"
 
 namespace witness {
 
@@ -63,7 +63,7 @@ std::vector<int> NetworkRegions::split_candidates(const SearchRegion& r, const s
 Eigen::VectorXd NetworkRegions::input_errors(const SearchRegion& r) const {
   Eigen::VectorXd lo, hi, in_err;
   model_box(r, combos_[0], lo, hi, &in_err);
-  for (int f : o_.protected_features) {  // the protected inputs' errors for every combo
+  for (int f : prot_) {  // the protected inputs' errors for every combo
     const Feature& feat = schema_.feature(f);
     in_err(feat.model_offset) = 2.0 * norm_error(feat, feat.min, feat.max);
   }
@@ -77,7 +77,7 @@ void NetworkRegions::label_block(const Eigen::MatrixXd& block, const Eigen::Vect
   const auto b = block.cols();
   for (std::size_t c = 0; c < combos_.size(); ++c) {
     if (!needed[c]) continue;
-    const Eigen::MatrixXd rc = with_protected(block, o_.protected_features, combos_[c]);
+    const Eigen::MatrixXd rc = with_protected(block, prot_, combos_[c]);
     Eigen::RowVectorXd err;
     const Eigen::RowVectorXd z = forward_.logits(schema_.to_model_columns(rc), in_err, err);
     if (interruptible && signals_.stop.load(std::memory_order_relaxed)) throw Interrupted{};

@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "fairness/complete/answer/search_tally.h"
-#include "fairness/falsify.h"
+#include "fairness/problem.h"
 #include "fairness/smt_search.h"
 
 namespace witness {
@@ -18,26 +18,29 @@ constexpr long double kMaxEnumerated = 1 << 24;  // points of the largest region
 
 }  // namespace
 
-NetworkRegions::NetworkRegions(const Model& model, const Schema& schema, const CompleteSearchOptions& o,
-                               ReluNetwork net, const SearchSignals& signals)
-    : model_(model),
-      schema_(schema),
+NetworkRegions::NetworkRegions(const FairnessProblem& problem, const CompleteSearchOptions& o, ReluNetwork net,
+                               const SearchSignals& signals)
+    : problem_(problem),
+      model_(problem.model()),
+      schema_(problem.schema()),
+      prot_(problem.protected_features()),
       o_(o),
       signals_(signals),
       net_(std::move(net)),
       bp_(net_),
       forward_(net_),
-      exact_(net_, schema),
-      combos_(protected_combinations(schema, o.protected_features)),
-      is_protected_(schema.feature_mask(o.protected_features)),
-      valid_(schema, o.protected_features, combos_) {
+      exact_(net_, schema_),
+      combos_(problem.combinations()),
+      is_protected_(problem.protected_mask()),
+      valid_(schema_, prot_, combos_) {
+  const Schema& schema = schema_;
   for (int f = 0; f < schema.size(); ++f) {
     const Feature& feat = schema.feature(f);
     if (!is_protected_[static_cast<std::size_t>(f)] && feat.integral())
       domain_points_ *= static_cast<long double>(feat.max - feat.min + 1.0);
     if (!is_protected_[static_cast<std::size_t>(f)] && !feat.integral() && feat.max > feat.min) real_domain_ = true;
   }
-  for (const int i : schema.inputs_of(o.protected_features)) protected_inputs_.push_back(i);
+  for (const int i : schema.inputs_of(prot_)) protected_inputs_.push_back(i);
   for (std::size_t c = 0; c < combos_.size(); ++c) {
     Eigen::VectorXd lo, hi;
     SearchRegion zero{Eigen::VectorXd::Zero(schema.size()), Eigen::VectorXd::Zero(schema.size()), {}, {}, 0, -1};
@@ -155,8 +158,7 @@ void NetworkRegions::model_box(const SearchRegion& r, const Eigen::VectorXd& com
     const Feature& feat = schema_.feature(f);
     double rlo = r.lo(f), rhi = r.hi(f);
     if (is_protected_[static_cast<std::size_t>(f)]) {
-      const auto k = static_cast<Eigen::Index>(
-          std::find(o_.protected_features.begin(), o_.protected_features.end(), f) - o_.protected_features.begin());
+      const auto k = static_cast<Eigen::Index>(std::find(prot_.begin(), prot_.end(), f) - prot_.begin());
       rlo = rhi = combo(k);
     }
     if (feat.one_hot) {
@@ -197,7 +199,7 @@ bool NetworkRegions::enumerable(const SearchRegion& r) const {
 }
 
 Eigen::VectorXd NetworkRegions::raw_with(const Eigen::VectorXd& raw, int combo) const {
-  return with_protected(raw, o_.protected_features, combos_[static_cast<std::size_t>(combo)]).col(0);
+  return with_protected(raw, prot_, combos_[static_cast<std::size_t>(combo)]).col(0);
 }
 
 bool NetworkRegions::try_candidate(const Eigen::VectorXd& raw, int i, int j, RegionEvaluation& ev) const {
@@ -211,7 +213,7 @@ bool NetworkRegions::try_candidate(const Eigen::VectorXd& raw, int i, int j, Reg
   const Eigen::VectorXd xi = schema_.to_model(ri), xj = schema_.to_model(rj);
   const double t = net_.threshold;
   if (!(net_.logit(xi) > t && net_.logit(xj) <= t)) return false;
-  if (auto w = replay_witness_raw(model_, schema_, o_.protected_features, ri, rj)) {
+  if (auto w = replay_witness_raw(model_, schema_, prot_, ri, rj)) {
     ev.witnesses.push_back(*w);
     return true;
   }
@@ -454,9 +456,8 @@ std::int64_t NetworkRegions::recheck(const SearchRegion& r, const std::vector<in
     for (int j = i + 1; j < nc; ++j) {
       const int ij = i * nc + j, ji = j * nc + i;
       if (is_in(open, ij) || is_in(open, ji) || (!is_in(r.open, ij) && !is_in(r.open, ji))) continue;
-      const CheckResult c =
-          check_region(model_, schema_, o_.protected_features, r.lo, r.hi, combos_[static_cast<std::size_t>(i)],
-                       combos_[static_cast<std::size_t>(j)], 60.0);
+      const CheckResult c = check_region(model_, schema_, prot_, r.lo, r.hi, combos_[static_cast<std::size_t>(i)],
+                                         combos_[static_cast<std::size_t>(j)], 60.0);
       if (c != CheckResult::Unsat)
         throw InternalError(fmt::format("--check: Z3 answered {} on a region the bounds closed (from {})", to_string(c),
                                         schema_.display_row(raw_with(r.lo, i))));

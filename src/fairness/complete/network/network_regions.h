@@ -6,10 +6,10 @@
 //
 //   witness::Model model = witness::load_model("benchmarks/fairify/models/german/GC1.h5");
 //   witness::Schema schema = witness::load_schema("benchmarks/fairify/german.toml");
+//   const witness::FairnessProblem problem(model, schema, {"age"});
 //   witness::CompleteSearchOptions o;
-//   o.protected_features = {schema.feature_index("age")};
 //   witness::SearchSignals signals(o.max_witnesses);
-//   witness::NetworkRegions regions(model, schema, o, *witness::relu_network_of(model, nullptr), signals);
+//   witness::NetworkRegions regions(problem, o, *witness::relu_network_of(model, nullptr), signals);
 //   witness::RegionOutcome root = regions.begin(regions.whole(), nullptr);
 //   // root.closed: decided at once; root.open: the root with its split feature and key
 #pragma once
@@ -33,8 +33,10 @@ namespace witness {
 
 class NetworkRegions final : public RegionEvaluator {
  public:
-  NetworkRegions(const Model& model, const Schema& schema, const CompleteSearchOptions& o, ReluNetwork net,
+  NetworkRegions(const FairnessProblem& problem, const CompleteSearchOptions& o, ReluNetwork net,
                  const SearchSignals& signals);
+
+  [[nodiscard]] const FairnessProblem& problem() const override { return problem_; }
 
   [[nodiscard]] long double domain_points() const override { return domain_points_; }
   [[nodiscard]] bool real_domain() const override { return real_domain_; }
@@ -184,8 +186,10 @@ class NetworkRegions final : public RegionEvaluator {
   // exactly zero where both are the same exact value).
   [[nodiscard]] Eigen::VectorXd combo_diff(std::size_t i, std::size_t j, bool lower) const;
 
+  const FairnessProblem& problem_;
   const Model& model_;
   const Schema& schema_;
+  const std::vector<int>& prot_;  // the protected features with their proxies (problem_'s)
   const CompleteSearchOptions& o_;
   const SearchSignals& signals_;
   ReluNetwork net_;

@@ -18,8 +18,8 @@ namespace witness {
 
 // The search of `regions` shared by every process (all call it with the same question); processes
 // other than the first return an empty inconclusive result.
-using DistributedSearch = FairnessResult (*)(const RegionEvaluator& regions, SearchSignals& signals, const Model& model,
-                                             const Schema& schema, const CompleteSearchOptions& options, Env& env);
+using DistributedSearch = FairnessResult (*)(const RegionEvaluator& regions, SearchSignals& signals,
+                                             const CompleteSearchOptions& options, Env& env);
 
 // nullptr: alone again.
 void install_distributed_search(DistributedSearch search);

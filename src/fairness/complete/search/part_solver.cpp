@@ -38,9 +38,8 @@ PartProgress PartProgress::parse(const std::string& text) {
   return p;
 }
 
-PartSolver::PartSolver(const RegionEvaluator& regions, SearchSignals& signals, const Schema& schema,
-                       const CompleteSearchOptions& o, Env& env)
-    : regions_(regions), signals_(signals), schema_(schema), o_(o), env_(env) {
+PartSolver::PartSolver(const RegionEvaluator& regions, SearchSignals& signals, const CompleteSearchOptions& o, Env& env)
+    : regions_(regions), signals_(signals), o_(o), env_(env) {
   own_.cancel = &cancel_;
 }
 
@@ -62,7 +61,7 @@ void PartSolver::start(SearchState part, double seconds) {
   }
   thread_ = std::thread([this, p = std::move(part), seconds]() mutable {
     try {
-      RegionScheduler scheduler(regions_, signals_, schema_, own_options(), env_);
+      RegionScheduler scheduler(regions_, signals_, own_options(), env_);
       if (seconds > 0.0) scheduler.stop_at(env_.elapsed_seconds() + seconds);
       result_ = scheduler.search(std::move(p));
     } catch (...) {

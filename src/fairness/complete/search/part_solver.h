@@ -5,11 +5,11 @@
 //   #include "fairness/complete/network/network_regions.h"
 //   witness::Schema schema = witness::load_schema("benchmarks/fairify/german.toml");
 //   witness::Model model = witness::load_model("benchmarks/fairify/models/german/GC1.h5");
-//   witness::CompleteSearchOptions o;  o.protected_features = {schema.feature_index("age")};
-//   witness::SearchSignals signals(o.max_witnesses);
-//   witness::NetworkRegions regions(model, schema, o, *witness::relu_network_of(model, nullptr), signals);
-//   witness::Env env;  witness::PartSolver solver(regions, signals, schema, o, env);
-//   solver.start(witness::split_search(regions, signals, schema, o, 1, env).front(), 2.0);  // at most 2 s
+//   const witness::FairnessProblem problem(model, schema, {"age"});
+//   witness::CompleteSearchOptions o;  witness::SearchSignals signals(o.max_witnesses);
+//   witness::NetworkRegions regions(problem, o, *witness::relu_network_of(model, nullptr), signals);
+//   witness::Env env;  witness::PartSolver solver(regions, signals, o, env);
+//   solver.start(witness::split_search(regions, signals, o, 1, env).front(), 2.0);  // at most 2 s
 //   while (!solver.done()) witness::PartProgress now = solver.progress();  // the caller listens meanwhile
 //   witness::PartProgress closed = witness::PartProgress::of(solver.finish().tally);
 #pragma once
@@ -45,8 +45,7 @@ struct PartProgress {
 
 class PartSolver {
  public:
-  PartSolver(const RegionEvaluator& regions, SearchSignals& signals, const Schema& schema,
-             const CompleteSearchOptions& o, Env& env);
+  PartSolver(const RegionEvaluator& regions, SearchSignals& signals, const CompleteSearchOptions& o, Env& env);
   PartSolver(const PartSolver&) = delete;
   PartSolver& operator=(const PartSolver&) = delete;
   ~PartSolver();
@@ -67,7 +66,6 @@ class PartSolver {
   const CompleteSearchOptions& own_options();
   const RegionEvaluator& regions_;
   SearchSignals& signals_;
-  const Schema& schema_;
   const CompleteSearchOptions& o_;
   Env& env_;
   CompleteSearchOptions own_;

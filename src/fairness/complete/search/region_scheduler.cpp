@@ -24,15 +24,16 @@ struct ByKey {
 
 }  // namespace
 
-RegionScheduler::RegionScheduler(const RegionEvaluator& regions, SearchSignals& signals, const Schema& schema,
-                                 const CompleteSearchOptions& o, Env& env)
-    : regions_(regions), signals_(signals), schema_(schema), o_(o), env_(env) {
+RegionScheduler::RegionScheduler(const RegionEvaluator& regions, SearchSignals& signals, const CompleteSearchOptions& o,
+                                 Env& env)
+    : regions_(regions), signals_(signals), schema_(regions.problem().schema()), o_(o), env_(env) {
   unsigned threads = env.threads();
   if (threads == 0) threads = std::max(1U, std::thread::hardware_concurrency());
   for (unsigned t = 0; t < threads; ++t) queues_.push_back(std::make_unique<Queue>());
   in_flight_.resize(threads);
   rng_.seed(env.seed());
-  if (o.quantify) answer_.emplace(schema, o.protected_features, o.max_regions, regions.domain_points());
+  if (o.quantify)
+    answer_.emplace(schema_, regions.problem().protected_features(), o.max_regions, regions.domain_points());
   search_deadline_ = refine_deadline(o, env.options.get_real("time-limit"));
 }
 
@@ -204,7 +205,7 @@ SearchState RegionScheduler::snapshot() {
 FairnessResult RegionScheduler::answer(SearchState state) const {
   std::optional<QuantifyAnswer> a;
   if (o_.quantify) {
-    a.emplace(schema_, o_.protected_features, o_.max_regions, regions_.domain_points());
+    a.emplace(schema_, regions_.problem().protected_features(), o_.max_regions, regions_.domain_points());
     if (!a->join(state.answer)) throw InputError("a search state's quantify answer does not fit this question");
   }
   env_.stats.set("complete.drained_queues", static_cast<double>(drains_.load()));
@@ -589,20 +590,19 @@ double RegionScheduler::confirm_witnesses(bool final) {
   return tally_.witnesses.size() + ahead_.size() < wanted ? -INFINITY : ahead_.back().rank;
 }
 
-std::vector<SearchState> split_search(const RegionEvaluator& regions, SearchSignals& signals, const Schema& schema,
+std::vector<SearchState> split_search(const RegionEvaluator& regions, SearchSignals& signals,
                                       const CompleteSearchOptions& o, int parts, Env& env) {
   if (parts < 1) throw InputError("--split-into: expected at least 1 part");
-  RegionScheduler scheduler(regions, signals, schema, o, env);
+  RegionScheduler scheduler(regions, signals, o, env);
   scheduler.stop_when_open(4 * static_cast<std::size_t>(parts));
   return divide_search_state(scheduler.search(), parts, regions.domain_points());
 }
 
-FairnessResult schedule_search(const RegionEvaluator& regions, SearchSignals& signals, const Model& model,
-                               const Schema& schema, const CompleteSearchOptions& o, Env& env) {
-  if (const DistributedSearch spanning = installed_distributed_search())
-    return spanning(regions, signals, model, schema, o, env);
-  RegionScheduler scheduler(regions, signals, schema, o, env);
-  const SearchQuestion question{model, schema, o.protected_features, o.quantify};
+FairnessResult schedule_search(const RegionEvaluator& regions, SearchSignals& signals, const CompleteSearchOptions& o,
+                               Env& env) {
+  if (const DistributedSearch spanning = installed_distributed_search()) return spanning(regions, signals, o, env);
+  RegionScheduler scheduler(regions, signals, o, env);
+  const SearchQuestion question{regions.problem(), o.quantify};
   std::optional<SearchState> start;
   if (o.start) {
     start = *o.start;

@@ -8,13 +8,13 @@
 //   #include "fairness/complete/network/network_regions.h"
 //   witness::Model model = witness::load_model("benchmarks/fairify/models/german/GC1.h5");
 //   witness::Schema schema = witness::load_schema("benchmarks/fairify/german.toml");
+//   const witness::FairnessProblem problem(model, schema, {"age"});
 //   witness::CompleteSearchOptions o;
-//   o.protected_features = {schema.feature_index("age")};
 //   witness::SearchSignals signals(o.max_witnesses);
-//   witness::NetworkRegions regions(model, schema, o, *witness::relu_network_of(model, nullptr), signals);
+//   witness::NetworkRegions regions(problem, o, *witness::relu_network_of(model, nullptr), signals);
 //   witness::Env env;
 //   env.start();
-//   witness::FairnessResult r = witness::RegionScheduler(regions, signals, schema, o, env).run();
+//   witness::FairnessResult r = witness::RegionScheduler(regions, signals, o, env).run();
 #pragma once
 
 #include <algorithm>
@@ -42,8 +42,8 @@ namespace witness {
 
 class RegionScheduler {
  public:
-  RegionScheduler(const RegionEvaluator& regions, SearchSignals& signals, const Schema& schema,
-                  const CompleteSearchOptions& o, Env& env);
+  // The schema and protected features are the evaluator's problem's.
+  RegionScheduler(const RegionEvaluator& regions, SearchSignals& signals, const CompleteSearchOptions& o, Env& env);
   // Searches the whole domain (or goes on from `start`: a checkpoint, a sub-problem) until every
   // region is closed, a witness ends a verdict search, or the time runs out; the state it ends in.
   SearchState search(std::optional<SearchState> start = std::nullopt);
@@ -143,10 +143,10 @@ class RegionScheduler {
 // A search by `regions` as the options say: continued from o.resume's saved state when given,
 // saved to o.checkpoint as it goes (InputError before the search when that file cannot be written).
 // The search's first regions dealt into `parts` states (split_complete_search).
-std::vector<SearchState> split_search(const RegionEvaluator& regions, SearchSignals& signals, const Schema& schema,
+std::vector<SearchState> split_search(const RegionEvaluator& regions, SearchSignals& signals,
                                       const CompleteSearchOptions& o, int parts, Env& env);
 
-FairnessResult schedule_search(const RegionEvaluator& regions, SearchSignals& signals, const Model& model,
-                               const Schema& schema, const CompleteSearchOptions& o, Env& env);
+FairnessResult schedule_search(const RegionEvaluator& regions, SearchSignals& signals, const CompleteSearchOptions& o,
+                               Env& env);
 
 }  // namespace witness

@@ -19,7 +19,7 @@
 #include "domain/digest.h"
 #include "fairness/complete/search/state_checks.h"
 #include "fairness/complete/search/state_reader.h"
-#include "fairness/falsify.h"
+#include "fairness/problem.h"
 #include "model/digest.h"
 #include "model/evaluator.h"
 

@@ -5,7 +5,8 @@
 //
 //   witness::Model model = witness::load_model("benchmarks/fairify/models/german/GC1.h5");
 //   witness::Schema schema = witness::load_schema("benchmarks/fairify/german.toml");
-//   witness::SearchQuestion q{model, schema, {schema.feature_index("age")}, true};
+//   const witness::FairnessProblem problem(model, schema, {"age"});
+//   witness::SearchQuestion q{problem, true};
 //   witness::SearchState state = witness::read_search_state("run.ckpt.json", q);  // InputError: not this question
 //   witness::write_search_state("copy.ckpt.json", state, q);
 #pragma once
@@ -17,15 +18,22 @@
 #include "domain/schema.h"
 #include "fairness/complete/answer/quantify_answer.h"
 #include "fairness/complete/answer/search_tally.h"
+#include "fairness/problem.h"
 #include "model/model.h"
 
 namespace witness {
 
-// What a saved state answers; the model and schema must outlive it.
+// What a saved state answers: the problem the engines searched (its protected features with their
+// proxies, as they vary them) and the mode; the model and schema must outlive it.
 struct SearchQuestion {
-  SearchQuestion(const Model& m, const Schema& s, std::vector<int> protected_features_, bool quantify_ = false)
-      : model(m), schema(s), protected_features(std::move(protected_features_)), quantify(quantify_) {}
+  explicit SearchQuestion(const FairnessProblem& problem_, bool quantify_ = false)
+      : problem(problem_),
+        model(problem_.model()),
+        schema(problem_.schema()),
+        protected_features(problem_.protected_features()),
+        quantify(quantify_) {}
 
+  const FairnessProblem& problem;
   const Model& model;
   const Schema& schema;
   std::vector<int> protected_features;

@@ -6,7 +6,8 @@
 //
 //   witness::Model model = witness::load_model("benchmarks/fairify/models/german/GC1.h5");
 //   witness::Schema schema = witness::load_schema("benchmarks/fairify/german.toml");
-//   witness::SearchQuestion q{model, schema, {schema.feature_index("age")}, true};
+//   const witness::FairnessProblem problem(model, schema, {"age"});
+//   witness::SearchQuestion q{problem, true};
 //   witness::SearchState state = witness::read_search_state("run.ckpt.json", q);
 //   std::string bytes = witness::search_state_bytes(std::move(state), q);  // MPI_Send(bytes.data(), ...)
 //   witness::SearchState back = witness::parse_search_state_bytes(bytes, "rank 1's result", q);

@@ -7,7 +7,8 @@
 //
 //   witness::Model model = witness::load_model("benchmarks/fairify/models/german/GC1.h5");
 //   witness::Schema schema = witness::load_schema("benchmarks/fairify/german.toml");
-//   witness::SearchQuestion q{model, schema, {schema.feature_index("age")}, true};
+//   const witness::FairnessProblem problem(model, schema, {"age"});
+//   witness::SearchQuestion q{problem, true};
 //   witness::SearchState s = witness::read_search_state("run.ckpt.json", q);  // checks both below
 //   witness::check_state_accounts(s, q, "run.ckpt.json");  // InputError when they do not balance
 //   witness::check_regions_disjoint(s.tally.left, q, [](std::size_t k) { return std::to_string(k); }, "run.ckpt.json");

@@ -6,7 +6,6 @@
 #include <cstdlib>
 
 #include "core/error.h"
-#include "fairness/falsify.h"
 
 namespace witness {
 
@@ -22,8 +21,8 @@ constexpr std::int64_t kMaxRegionDepth = 1 << 20;
 StateReader::StateReader(std::string source, const SearchQuestion& q)
     : source_(std::move(source)),
       q_(q),
-      is_protected_(q.schema.feature_mask(q.protected_features)),
-      combos_(static_cast<int>(protected_combinations(q.schema, q.protected_features).size())) {}
+      is_protected_(q.problem.protected_mask()),
+      combos_(static_cast<int>(q.problem.combinations().size())) {}
 
 void StateReader::fail(const std::string& where, const std::string& what) const {
   throw InputError(source_, "", fmt::format("{}: {}", where, what));

@@ -4,7 +4,8 @@
 //   #include "core/file.h"
 //   witness::Model model = witness::load_model("benchmarks/fairify/models/german/GC1.h5");
 //   witness::Schema schema = witness::load_schema("benchmarks/fairify/german.toml");
-//   witness::SearchQuestion q{model, schema, {schema.feature_index("age")}, true};
+//   const witness::FairnessProblem problem(model, schema, {"age"});
+//   witness::SearchQuestion q{problem, true};
 //   witness::StateReader in("run.ckpt.json", q);
 //   nlohmann::json j = nlohmann::json::parse(witness::read_file("run.ckpt.json", 1 << 30));
 //   witness::SearchRegion r = in.region(j["open"][0], "open[0]");     // InputError: not a region of q

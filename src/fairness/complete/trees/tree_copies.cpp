@@ -4,19 +4,21 @@
 #include <map>
 #include <utility>
 
-#include "fairness/falsify.h"
+#include "fairness/problem.h"
 
 namespace witness {
 
-TreeCopies::TreeCopies(const Model& model, const Schema& schema, const CompleteSearchOptions& o, const RawTrees& trees,
+TreeCopies::TreeCopies(const FairnessProblem& problem, const CompleteSearchOptions& o, const RawTrees& trees,
                        const SearchSignals& signals)
-    : model_(model),
-      schema_(schema),
+    : model_(problem.model()),
+      schema_(problem.schema()),
+      prot_(problem.protected_features()),
       o_(o),
       signals_(signals),
-      combos_(protected_combinations(schema, o.protected_features)),
-      is_protected_(schema.feature_mask(o.protected_features)),
-      valid_(schema, o.protected_features, combos_) {
+      combos_(problem.combinations()),
+      is_protected_(problem.protected_mask()),
+      valid_(schema_, prot_, combos_) {
+  const Schema& schema = schema_;
   // Protected values that every split tests alike give the same outputs everywhere: one copy each.
   std::map<std::vector<char>, int> classes;
   for (std::size_t c = 0; c < combos_.size(); ++c) {
@@ -30,12 +32,11 @@ TreeCopies::TreeCopies(const Model& model, const Schema& schema, const CompleteS
 }
 
 void TreeCopies::set_combo(Eigen::VectorXd& lo, Eigen::VectorXd& hi, std::size_t c) const {
-  for (std::size_t k = 0; k < o_.protected_features.size(); ++k)
-    lo(o_.protected_features[k]) = hi(o_.protected_features[k]) = combos_[c](static_cast<Eigen::Index>(k));
+  for (std::size_t k = 0; k < prot_.size(); ++k) lo(prot_[k]) = hi(prot_[k]) = combos_[c](static_cast<Eigen::Index>(k));
 }
 
 std::vector<int> TreeCopies::labels(const Eigen::MatrixXd& raw, std::size_t c, Evaluator<double>& ev) const {
-  const Eigen::MatrixXd rc = with_protected(raw, o_.protected_features, combos_[c]);
+  const Eigen::MatrixXd rc = with_protected(raw, prot_, combos_[c]);
   std::vector<int> out;
   ev.labels(schema_.to_model_columns(rc), out);
   return out;
@@ -100,14 +101,14 @@ void TreeCopies::enumerate(const SearchRegion& b, TreeBoxOutcome& out, Evaluator
 }
 
 void TreeCopies::try_pair(const Eigen::VectorXd& raw, std::size_t i, std::size_t j, TreeBoxOutcome& out) const {
-  const Eigen::MatrixXd ri = with_protected(raw, o_.protected_features, combos_[i]);
-  const Eigen::MatrixXd rj = with_protected(raw, o_.protected_features, combos_[j]);
+  const Eigen::MatrixXd ri = with_protected(raw, prot_, combos_[i]);
+  const Eigen::MatrixXd rj = with_protected(raw, prot_, combos_[j]);
   Eigen::VectorXd a = ri.col(0), b = rj.col(0);
   if (valid_.constrained()) {
     schema_.constraints().derive(a);
     schema_.constraints().derive(b);
   }
-  if (auto w = replay_witness_raw(model_, schema_, o_.protected_features, a, b)) {
+  if (auto w = replay_witness_raw(model_, schema_, prot_, a, b)) {
     out.witnesses.push_back(std::move(*w));
   } else {
     ++out.rejected;

@@ -6,10 +6,10 @@
 //   witness::Model model = witness::load_model("tests/fixtures/onnx/tree_binary.onnx");
 //   witness::Schema schema = witness::load_schema_for(model, "people.toml", "");
 //   witness::RawTrees trees = witness::RawTrees::compile(model, schema, nullptr).value();
+//   const witness::FairnessProblem problem(model, schema, {"sex"});
 //   witness::CompleteSearchOptions o;
-//   o.protected_features = {schema.feature_index("sex")};
 //   witness::SearchSignals signals(1);
-//   witness::TreeCopies copies(model, schema, o, trees, signals);
+//   witness::TreeCopies copies(problem, o, trees, signals);
 //   witness::Evaluator<double> ev(model);
 //   Eigen::MatrixXd raw = Eigen::MatrixXd::Zero(schema.size(), 3);  // three raw points
 //   std::vector<std::vector<int>> labels = copies.copy_labels(raw, ev);  // per copy, per column
@@ -48,7 +48,7 @@ struct TreeBoxOutcome {
 class TreeCopies {
  public:
   // `trees` must watch nothing yet or the protected features; every argument outlives this.
-  TreeCopies(const Model& model, const Schema& schema, const CompleteSearchOptions& o, const RawTrees& trees,
+  TreeCopies(const FairnessProblem& problem, const CompleteSearchOptions& o, const RawTrees& trees,
              const SearchSignals& signals);
 
   [[nodiscard]] std::size_t combinations() const { return combos_.size(); }
@@ -80,6 +80,7 @@ class TreeCopies {
  private:
   const Model& model_;
   const Schema& schema_;
+  const std::vector<int>& prot_;  // the protected features with their proxies
   const CompleteSearchOptions& o_;
   const SearchSignals& signals_;
   std::vector<Eigen::VectorXd> combos_;

@@ -12,7 +12,7 @@
 #include "fairness/complete/trees/raw_trees.h"
 #include "fairness/complete/trees/tree_cell_count.h"
 #include "fairness/complete/trees/tree_copies.h"
-#include "fairness/falsify.h"
+#include "fairness/problem.h"
 #include "fairness/valid_combinations.h"
 #include "model/evaluator.h"
 
@@ -37,16 +37,18 @@ struct TreeScratch final : RegionScratch {
 
 class TreeRegions final : public RegionEvaluator {
  public:
-  TreeRegions(const Model& model, const Schema& schema, const CompleteSearchOptions& o, RawTrees trees,
+  TreeRegions(const FairnessProblem& problem, const CompleteSearchOptions& o, RawTrees trees,
               const SearchSignals& signals)
-      : domain_points_(box_measure(schema, schema.feature_mask(o.protected_features), {}, {})),
-        model_(model),
-        schema_(schema),
+      : domain_points_(box_measure(problem.schema(), problem.protected_mask(), {}, {})),
+        problem_(problem),
+        model_(problem.model()),
+        schema_(problem.schema()),
         o_(o),
         signals_(signals),
         trees_(std::move(trees)),
-        copies_(model, schema, o, trees_, signals),
+        copies_(problem, o, trees_, signals),
         is_protected_(copies_.is_protected()) {
+    const Schema& schema = schema_;
     for (int f = 0; f < schema.size(); ++f)
       if (!is_protected_[static_cast<std::size_t>(f)] && !schema.feature(f).integral() &&
           schema.feature(f).max > schema.feature(f).min)
@@ -54,6 +56,7 @@ class TreeRegions final : public RegionEvaluator {
     trees_.watch(is_protected_);
   }
 
+  [[nodiscard]] const FairnessProblem& problem() const override { return problem_; }
   [[nodiscard]] long double domain_points() const override { return domain_points_; }
   [[nodiscard]] bool real_domain() const override { return real_domain_; }
   [[nodiscard]] std::size_t max_open() const override { return std::min(o_.max_open_regions, kMaxOpen); }
@@ -178,7 +181,7 @@ class TreeRegions final : public RegionEvaluator {
     RawTrees::Reach reach;
     {
       Eigen::VectorXd lo = b.lo, hi = b.hi;
-      for (int f : o_.protected_features) lo(f) = schema_.feature(f).min, hi(f) = schema_.feature(f).max;
+      for (int f : problem_.protected_features()) lo(f) = schema_.feature(f).min, hi(f) = schema_.feature(f).max;
       reach = trees_.reaches_watched(lo, hi);
       if (!reach.reads) return certified(b, everyone, out);
     }
@@ -367,6 +370,7 @@ class TreeRegions final : public RegionEvaluator {
   }
 
   long double domain_points_;
+  const FairnessProblem& problem_;
   const Model& model_;
   const Schema& schema_;
   const CompleteSearchOptions& o_;
@@ -394,13 +398,12 @@ bool tree_engine_reads(const Model& model, const Schema& schema, std::string* wh
   }
 }
 
-std::unique_ptr<RegionEvaluator> tree_regions(const Model& model, const Schema& schema,
-                                              const CompleteSearchOptions& options, const SearchSignals& signals) {
-  if (options.protected_features.empty()) throw InputError("no protected feature given");
+std::unique_ptr<RegionEvaluator> tree_regions(const FairnessProblem& problem, const CompleteSearchOptions& options,
+                                              const SearchSignals& signals) {
   std::string why;
-  std::optional<RawTrees> trees = RawTrees::compile(model, schema, &why);
+  std::optional<RawTrees> trees = RawTrees::compile(problem.model(), problem.schema(), &why);
   if (!trees) throw UnsupportedError(fmt::format("the tree engine cannot read this model: {}", why));
-  return std::make_unique<TreeRegions>(model, schema, options, std::move(*trees), signals);
+  return std::make_unique<TreeRegions>(problem, options, std::move(*trees), signals);
 }
 
 }  // namespace witness

@@ -7,10 +7,10 @@
 //
 //   witness::Model model = witness::load_model("tests/fixtures/onnx/tree_binary.onnx");
 //   witness::Schema schema = witness::load_schema_for(model, "people.toml", "");
+//   const witness::FairnessProblem problem(model, schema, {"sex"});
 //   witness::CompleteSearchOptions o;
-//   o.protected_features = {schema.feature_index("sex")};
 //   witness::SearchSignals signals(o.max_witnesses);
-//   std::unique_ptr<witness::RegionEvaluator> regions = witness::tree_regions(model, schema, o, signals);
+//   std::unique_ptr<witness::RegionEvaluator> regions = witness::tree_regions(problem, o, signals);
 //   witness::RegionOutcome first = regions->begin(regions->whole(), nullptr);  // closed boxes, open ones
 #pragma once
 
@@ -32,9 +32,9 @@ namespace witness {
 [[nodiscard]] bool tree_engine_reads(const Model& model, const Schema& schema, std::string* why);
 
 // The tree engine's regions, for a scheduler (complete_search runs them on RegionScheduler); the
-// model, schema, options and signals must outlive them. UnsupportedError when the trees read their
+// problem, options and signals must outlive them. UnsupportedError when the trees read their
 // inputs through something the engine cannot follow (see RawTrees::compile).
-[[nodiscard]] std::unique_ptr<RegionEvaluator> tree_regions(const Model& model, const Schema& schema,
+[[nodiscard]] std::unique_ptr<RegionEvaluator> tree_regions(const FairnessProblem& problem,
                                                             const CompleteSearchOptions& options,
                                                             const SearchSignals& signals);
 
