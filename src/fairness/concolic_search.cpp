@@ -277,6 +277,7 @@ FairnessResult dual_search(const FairnessProblem& problem, const ConcolicSearchO
   std::vector<Term> terms = enc.model_inputs;
   for (int i : dual.protected_inputs) terms.push_back(enc_prime.model_inputs[static_cast<std::size_t>(i)]);
   std::vector<Constraint> differ;
+  differ.reserve(prot_features.size());
   for (int f : prot_features) {
     differ.push_back(ne(enc.raw_terms[static_cast<std::size_t>(f)], enc_prime.raw_terms[static_cast<std::size_t>(f)]));
   }

@@ -7,6 +7,7 @@
 
 #include "domain/constraints.h"
 #include "fairness/problem.h"
+#include "fairness/verdict.h"
 
 namespace witness {
 namespace {
@@ -160,6 +161,7 @@ std::string vacuity_reason(Twins twins, const Schema& schema, const std::vector<
   if (twins == Twins::NoPerson) return "no person in the domain satisfies the schema's rules";
   if (twins != Twins::NoTwins) return "";
   std::vector<std::string> names;
+  names.reserve(protected_features.size());
   for (int f : protected_features) names.push_back(schema.feature(f).name);
   return fmt::format("no two people in the domain differ only in {}", fmt::join(names, " and "));
 }

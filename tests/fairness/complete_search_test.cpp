@@ -642,17 +642,9 @@ TEST(AutoSearch, BadProtectedFeaturesAreInputErrors) {
   CompleteSearchOptions o;
   o.falsify_tests = 1LL << 12;
   // A protected feature with a single value in the domain: no pair to compare.
-  const Schema single = parse_schema(R"(
-name = "single"
-protected = ["p"]
-features = [
-  { name = "a", kind = "integer", min = 0, max = 3 },
-  { name = "b", kind = "integer", min = 0, max = 3 },
-  { name = "c", kind = "integer", min = 0, max = 2 },
-  { name = "p", kind = "integer", min = 1, max = 1 },
-]
-)",
-                                     "single.toml");
+  std::string toml = kBoolLast;
+  toml.replace(toml.find(R"(kind = "boolean")"), 16, R"(kind = "integer", min = 1, max = 1)");
+  const Schema single = parse_schema(toml, "single.toml");
   EXPECT_THROW((void)auto_search(FairnessProblem(t.model, single, {"p"}), o, env), InputError);
 }
 
