@@ -252,7 +252,6 @@ py::dict fair_call(const py::object& model, const py::object& schema, const std:
   const JobSubject subject = load_subject(subject_source(model, schema, names, data, seeds, label, groups));
   std::atomic<bool> cancel{false};
   ProgressSlot progress;
-  job.settings.cancel = &cancel;
   job.settings.progress = [&progress](const CompleteProgress& p) { progress.post(progress_json(p)); };
   env->set_cancel(&cancel);
   return to_python(run_released(

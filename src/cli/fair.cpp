@@ -107,7 +107,6 @@ int run_fair_command(const FairArgs& args) {
   job.settings.checkpoint_seconds = args.checkpoint_every;
   job.settings.resume = args.resume;
   env.set_cancel(&interrupt_flag());
-  job.settings.cancel = &interrupt_flag();
   env.start();
   apply_process_limits(env);
   if (args.split > 0) return write_split(args, job, env);

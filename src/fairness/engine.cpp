@@ -64,7 +64,6 @@ CompleteSearchOptions complete_options(const EngineSettings& s) {
           .max_regions = s.max_regions,
           .estimate_seconds = s.estimate_seconds,
           .confidence = s.confidence,
-          .cancel = s.cancel,
           .progress = s.progress,
           .checkpoint = s.checkpoint,
           .checkpoint_seconds = s.checkpoint_seconds,

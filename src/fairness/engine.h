@@ -46,7 +46,6 @@ struct EngineSettings {
   SeedOrder seed_order = SeedOrder::InOrder;              // concolic
   int kmeans_k = 4;                                       // concolic
   double query_time_limit = 1.0;                          // dual, concolic: seconds per solver call
-  const std::atomic<bool>* cancel = nullptr;              // complete, auto: stop early when true
   std::function<void(const CompleteProgress&)> progress;  // complete, auto: shares as they grow
   // complete, auto: save the search to / continue it from these files (CompleteSearchOptions).
   // File paths: set by the CLI only, never by name (witness serve sets options by name).

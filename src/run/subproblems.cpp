@@ -127,7 +127,6 @@ Header read_header(const std::string& path) {
 // The job's fair options replaced by the file's (the question is the file's).
 void apply_header(const Header& h, FairJob& job, Env& env) {
   FairJob fresh;
-  fresh.settings.cancel = job.settings.cancel;
   fresh.settings.progress = job.settings.progress;
   fresh.settings.checkpoint_seconds = job.settings.checkpoint_seconds;
   set_job_options(fair_options(), fresh, env, h.options);

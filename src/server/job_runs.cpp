@@ -151,7 +151,6 @@ std::function<JobOutput(Job&)> fair_job(const nlohmann::json& request, const Roo
   auto fair = std::make_shared<FairJob>();
   const auto j = std::make_shared<const ModelJob>("fair", request, root, limits, fair_options(), *fair);
   return [j, fair](Job& job) {
-    fair->settings.cancel = &job.cancel_flag();
     fair->settings.progress = [&job](const CompleteProgress& p) {
       job.report_progress(progress_json(p), {p.seconds, p.certified, p.falsified});
     };
