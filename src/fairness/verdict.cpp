@@ -166,6 +166,10 @@ std::string category_set(const Schema& schema, int f, long lo, long hi) {
 
 }  // namespace
 
+std::string real_interval_text(const std::string& name, double lo, double hi) {
+  return fmt::format("{} in [{:.4g}, {:.4g}]", name, outward(lo, false), outward(hi, true));
+}
+
 std::string region_rule(const Schema& schema, const RegionReport& region, const std::vector<int>& protected_features) {
   std::string out;
   for (int f = 0; f < schema.size(); ++f) {
@@ -181,7 +185,7 @@ std::string region_rule(const Schema& schema, const RegionReport& region, const 
     } else if (feat.integral()) {
       part = fmt::format("{} {}..{}", feat.name, schema.display_quoted(f, lo), schema.display_quoted(f, hi));
     } else {
-      part = fmt::format("{} in [{:.4g}, {:.4g}]", feat.name, outward(lo, false), outward(hi, true));
+      part = real_interval_text(feat.name, lo, hi);
     }
     out += (out.empty() ? "" : ", ") + part;
   }

@@ -178,6 +178,10 @@ struct RegionReport {
   bool all_falsified = false;  // every point of the box changes label
 };
 
+// A real feature's interval as answers show it: "bmi in [28.58, 42.2]", each end rounded outward to
+// four significant digits, so that the text holds the interval it names.
+[[nodiscard]] std::string real_interval_text(const std::string& name, double lo, double hi);
+
 // The region as a readable rule over the features it restricts, protected ones left out:
 // "month 35..80, credit_amount 0..7, purpose in {A40, A41}" ("the whole domain" if none).
 std::string region_rule(const Schema& schema, const RegionReport& region, const std::vector<int>& protected_features);

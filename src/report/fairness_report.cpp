@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "domain/dataset.h"
+#include "fairness/verdict.h"
 #include "report/group_report.h"
 #include "report/rows.h"
 
@@ -95,8 +96,9 @@ void write_marginals(std::ostream& out, const Schema& schema, const FairnessResu
           if (d < best.domain) {
             const Feature& feat = schema.feature(m.feature);
             best = {d, f,
-                    fmt::format("{} {}..{}", feat.name, schema.display_quoted(m.feature, m.lo[i]),
-                                schema.display_quoted(m.feature, m.hi[j]))};
+                    feat.integral() ? fmt::format("{} {}..{}", feat.name, schema.display_quoted(m.feature, m.lo[i]),
+                                                  schema.display_quoted(m.feature, m.hi[j]))
+                                    : real_interval_text(feat.name, m.lo[i], m.hi[j])};
           }
           break;
         }
