@@ -195,8 +195,7 @@ SearchState parse_search_state_fields(const std::string& text, const std::string
   tally.counters.counted = in.count(t, "counted", "tally");
   tally.counters.fine_counted = in.count(t, "fine_counted", "tally");
   tally.counters.exact_only = in.count(t, "exact_only", "tally");
-  const long double domain =
-      box_measure(question.schema, question.schema.feature_mask(question.protected_features), {}, {});
+  const long double domain = box_measure(question.schema, question.problem.protected_mask(), {}, {});
   if (tally.scope > domain * (1.0L + 1e-12L)) in.fail("tally.scope", "more points than the domain holds");
   if (tally.certified + tally.falsified + tally.invalid > (tally.scope > 0.0L ? tally.scope : domain) * (1.0L + 1e-12L))
     in.fail("tally", "more points closed than the domain holds");

@@ -36,7 +36,7 @@ struct SearchQuestion {
   const FairnessProblem& problem;
   const Model& model;
   const Schema& schema;
-  std::vector<int> protected_features;
+  const std::vector<int>& protected_features;  // problem.protected_features()
   bool quantify = false;
   // SHA-256 of everything the answer depends on: the model's full content, the schema with its
   // bounds and rules, the protected features and the mode. A state of another question is refused.

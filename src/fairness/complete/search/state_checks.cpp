@@ -133,7 +133,7 @@ class OverlapSearch {
 
 DomainMeasure domain_measure(const SearchQuestion& question) {
   const Schema& schema = question.schema;
-  const std::vector<bool> is_protected = schema.feature_mask(question.protected_features);
+  const std::vector<bool>& is_protected = question.problem.protected_mask();
   DomainMeasure d;
   d.points = box_measure(schema, is_protected, {}, {});
   d.exact = d.points < kTwo64;
@@ -196,7 +196,7 @@ void check_state_accounts(const SearchState& state, const SearchQuestion& questi
 
 void check_regions_disjoint(const std::vector<SearchRegion>& regions, const SearchQuestion& question,
                             const std::function<std::string(std::size_t)>& name, const std::string& source) {
-  const std::vector<bool> is_protected = question.schema.feature_mask(question.protected_features);
+  const std::vector<bool>& is_protected = question.problem.protected_mask();
   std::pair<std::size_t, std::size_t> pair;
   try {
     pair = OverlapSearch(regions, question.schema, is_protected).run();
